@@ -1,0 +1,323 @@
+"""The `ludus` command line. Every user error is a located message and exit code 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .bots import BOT_KINDS, Bot, make_bot
+from .diagnostics import LudusError
+from .docsgen import reconstructed, render, where
+from .gamelog import dump_entry, replay
+from .loader import bundled_names, find_ruleset, load_ruleset
+from .model import Ruleset
+from .runtime import Game, IllegalChoice
+from .scenario import run_scenario
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but bad arguments exit with code 1 and a hint, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"ludus: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(1)
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+# ------------------------------------------------------------------ validate
+def cmd_validate(args: argparse.Namespace) -> int:
+    failed = 0
+    for spec in args.rulesets:
+        try:
+            rs = load_ruleset(spec)
+        except LudusError as exc:
+            _err(exc.render())
+            _err(f"{spec}: {len(exc.diagnostics)} error(s)")
+            failed += 1
+            continue
+        n_recon = len(reconstructed(rs))
+        _out(f"{rs.name} {rs.version}: ok ({len(rs.entities)} entities, {len(rs.procedures)} procedures, "
+             f"{len(rs.actions)} actions, {n_recon} reconstructed entries)")
+    return 1 if failed else 0
+
+
+# ------------------------------------------------------------------ play
+def _parse_seats(rs: Ruleset, game_players: list[str], specs: Sequence[str]) -> dict[str, str]:
+    seats = {p: "random" for p in game_players}
+    for spec in specs:
+        name, sep, kind = spec.partition("=")
+        if not sep or name not in seats or kind not in ("human", *BOT_KINDS):
+            raise LudusError([_arg_diag(f"bad --seat '{spec}'",
+                                        f"write NAME=KIND with NAME one of {', '.join(game_players)} and KIND one of "
+                                        f"human, {', '.join(BOT_KINDS)}")])
+        seats[name] = kind
+    return seats
+
+
+def _arg_diag(message: str, hint: str = "") -> Any:
+    from .diagnostics import Diagnostic, Loc
+    return Diagnostic(Loc("ludus"), message, hint)
+
+
+class _Narrator:
+    """Prints new log lines as the game goes."""
+
+    def __init__(self, game: Game, quiet: bool) -> None:
+        self.game = game
+        self.seen = 0
+        self.quiet = quiet
+
+    def flush(self) -> None:
+        log = self.game.log
+        for entry in log[self.seen:]:
+            if self.quiet:
+                continue
+            if entry["type"] == "text":
+                _out(entry["text"])
+            elif entry["type"] == "dice":
+                _out("  dice: " + " ".join(str(v) for v in entry["values"]))
+        self.seen = len(log)
+
+
+def _ask_human(game: Game, player: str) -> int | None:
+    choices = game.choices(player)
+    pending = game.pending or {}
+    prompt = pending.get("prompt") or (pending.get("players", {}).get(player, {}).get("prompt"))
+    _out(f"\n{game.label_of(player)}: {prompt}")
+    for c in choices:
+        _out(f"  [{c.index}] {c.label}")
+    while True:
+        sys.stdout.write("choice (number, v = view, q = quit)> ")
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        text = line.strip()
+        if text == "q":
+            return None
+        if text == "v":
+            _out(json.dumps(game.view(player), indent=1, ensure_ascii=False))
+            continue
+        if text.isdigit() and int(text) < len(choices):
+            return int(text)
+        _out(f"  enter a number from 0 to {len(choices) - 1}")
+
+
+def _score_table(game: Game) -> None:
+    result = game.result or {}
+    _out("")
+    _out(f"Game over: {result.get('reason')}")
+    _out(f"{'rank':<5}{'player':<14}{'score':>6}")
+    winners = set(result.get("winners", []))
+    for i, p in enumerate(result.get("ranking", []), 1):
+        mark = "  winner" if p in winners else ""
+        _out(f"{i:<5}{game.label_of(p):<14}{result['scores'][p]:>6}{mark}")
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    rs = load_ruleset(args.ruleset)
+    players = args.players if args.players is not None else rs.max_players
+    game = Game.new(rs, players, args.seed)
+    seats = _parse_seats(rs, game.players, args.seat or [])
+    bots: dict[str, Bot] = {p: make_bot(k, args.seed, p) for p, k in seats.items() if k != "human"}
+    humans = [p for p, k in seats.items() if k == "human"]
+    narrator = _Narrator(game, args.quiet)
+    _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), seed {args.seed}")
+    status = 0
+    try:
+        narrator.flush()
+        decisions = 0
+        while not game.over:
+            decisions += 1
+            if decisions > args.max_decisions:
+                _err(f"ludus: error: the game did not end within {args.max_decisions} decisions (--max-decisions)")
+                return 1
+            player = game.deciders()[0]
+            secret = (game.pending or {}).get("type") == "secret"
+            if seats[player] == "human":
+                index = _ask_human(game, player)
+                if index is None:
+                    _out("quit")
+                    return 0
+            else:
+                index = bots[player].choose(game, player)
+            label = game.choices(player)[index].label
+            game.apply(index, player)
+            if not args.quiet:
+                shown = "(secret)" if secret and humans and player not in humans else label
+                _out(f"  {game.label_of(player)} > {shown}")
+            narrator.flush()
+        _score_table(game)
+    finally:
+        if args.log:
+            with open(args.log, "w", encoding="utf-8") as fh:
+                for e in game.log:
+                    fh.write(dump_entry(e) + "\n")
+    return status
+
+
+# ------------------------------------------------------------------ replay / scenario
+def cmd_replay(args: argparse.Namespace) -> int:
+    game = replay(args.log, args.ruleset)
+    if args.json:
+        _out(json.dumps(game.state, indent=1, ensure_ascii=False))
+        return 0
+    n = sum(1 for e in game.log if e["type"] == "choice")
+    _out(f"replayed {n} choices of {game.rs.name}: the log reproduces exactly")
+    if game.over:
+        _score_table(game)
+    else:
+        _out(f"the game is not over; waiting for {', '.join(game.deciders())}")
+    return 0
+
+
+def _summary(game: Game) -> None:
+    for e in game.log:
+        if e["type"] == "text":
+            _out(e["text"])
+        elif e["type"] == "dice":
+            _out("  dice: " + " ".join(str(v) for v in e["values"]))
+        elif e["type"] == "choice":
+            _out(f"  {e['player']} > {e['label']}")
+    _out("")
+    _out("globals: " + json.dumps(game.glob, ensure_ascii=False))
+    if game.over:
+        _score_table(game)
+    elif game.pending:
+        _out(f"pending: {game.pending.get('prompt', game.pending['type'])} for {', '.join(game.deciders())}")
+
+
+def cmd_scenario(args: argparse.Namespace) -> int:
+    run = run_scenario(args.file)
+    if args.json:
+        _out(json.dumps(run.game.state, indent=1, ensure_ascii=False))
+    else:
+        _summary(run.game)
+    if run.failures:
+        _err(f"{args.file}: {len(run.failures)} expectation(s) failed:")
+        for f in run.failures:
+            _err("  " + f)
+        return 1
+    return 0
+
+
+# ------------------------------------------------------------------ docs / where
+def cmd_docs(args: argparse.Namespace) -> int:
+    rs = load_ruleset(args.ruleset)
+    if args.reconstructed:
+        rows = reconstructed(rs)
+        for loc, sec, eid, note in rows:
+            _out(f"{loc}: {sec}/{eid}: {note}")
+        _out(f"{len(rows)} reconstructed entries")
+        return 0
+    sys.stdout.write(render(rs))
+    return 0
+
+
+def cmd_where(args: argparse.Namespace) -> int:
+    specs = args.ruleset or bundled_names()
+    found = 0
+    for spec in specs:
+        rs = load_ruleset(spec)
+        for line in where(rs, args.section):
+            _out(line)
+            found += 1
+    if not found:
+        _out(f"no entry cites section {args.section}")
+    return 0
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="ludus", description="Ludus: a declarative rules interpreter for historical board games. "
+                "RULESET is a folder holding ruleset.yaml or the name of a bundled ruleset "
+                f"({', '.join(bundled_names()) or 'none found'}).")
+    p.add_argument("--version", action="version", version=f"ludus {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    v = sub.add_parser("validate", help="check rulesets and report every error with its location",
+                       description="Load and check each ruleset: YAML, schema, references and rules language. "
+                       "Prints one summary line per valid ruleset; errors go to stderr as file:line:col.")
+    v.add_argument("rulesets", nargs="+", metavar="RULESET")
+    v.set_defaults(func=cmd_validate)
+
+    pl = sub.add_parser("play", help="play a game, bots in every seat unless --seat NAME=human",
+                        description="Play a complete game. Seats are bots (random) unless set with --seat; "
+                        "a human seat is shown its numbered legal choices. Narrates the game and ends with "
+                        "the final score table.")
+    pl.add_argument("ruleset", metavar="RULESET")
+    pl.add_argument("--players", type=int, help="number of players (default: the ruleset's maximum)")
+    pl.add_argument("--seed", type=int, default=1, help="random seed (default 1); same seed and choices, same game")
+    pl.add_argument("--seat", action="append", metavar="NAME=KIND",
+                    help=f"who plays a seat: human or a bot ({', '.join(BOT_KINDS)}); repeatable")
+    pl.add_argument("--log", metavar="FILE", help="write the game log (JSON Lines) to FILE")
+    pl.add_argument("--quiet", action="store_true", help="print only the final score table")
+    pl.add_argument("--max-decisions", type=int, default=100_000, help="stop a game that runs longer (default 100000)")
+    pl.set_defaults(func=cmd_play)
+
+    r = sub.add_parser("replay", help="re-run a saved log and check it reproduces exactly",
+                       description="Re-run a game log and check that the rules still produce every die, line and "
+                       "result it recorded; prints the final result.")
+    r.add_argument("log", metavar="LOG")
+    r.add_argument("--ruleset", help="ruleset to replay with (default: the one named in the log)")
+    r.add_argument("--json", action="store_true", help="print the final state as JSON")
+    r.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("scenario", help="run a scenario file and check its expectations",
+                       description="Run a scenario (a position, choices with forced dice, expectations); prints the "
+                       "resulting state. Exit 1 with a readable difference if an expectation fails.")
+    s.add_argument("file", metavar="FILE")
+    s.add_argument("--json", action="store_true", help="print the final state as JSON")
+    s.set_defaults(func=cmd_scenario)
+
+    d = sub.add_parser("docs", help="print a reference of a ruleset generated from its data",
+                       description="Print a Markdown reference of the ruleset: each entry with its source, "
+                       "and the list of reconstructed entries.")
+    d.add_argument("ruleset", metavar="RULESET")
+    d.add_argument("--reconstructed", action="store_true", help="list only the reconstructed entries")
+    d.set_defaults(func=cmd_docs)
+
+    w = sub.add_parser("where", help="find the entries that implement a rulebook section",
+                       description="List every ruleset entry whose source cites SECTION (or a subsection), e.g. "
+                       "'ludus where 6.3.2' or 'ludus where \"ToC 6.3\"'.")
+    w.add_argument("section", metavar="SECTION")
+    w.add_argument("--ruleset", action="append", help="search only this ruleset (repeatable; default: all bundled)")
+    w.set_defaults(func=cmd_where)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except LudusError as exc:
+        _err(exc.render())
+        return 1
+    except IllegalChoice as exc:
+        _err(f"ludus: error: illegal choice: {exc.reason}")
+        return 1
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+

@@ -1,0 +1,97 @@
+"""Located diagnostics: every error an author can cause points into their own file.
+
+A :class:`Loc` is a position in a source file (1-based line and column, as editors
+show them). A :class:`Diagnostic` is one message at one location; a
+:class:`LudusError` carries one or more diagnostics and is the only exception the
+CLI turns into output (compiler style, exit code 1, never a traceback).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A 1-based position in a file."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        path = _display_path(self.file)
+        if self.line <= 0:
+            return path
+        return f"{path}:{self.line}:{self.col}"
+
+    def shifted(self, dline: int, col: int | None = None) -> Loc:
+        """Return a location ``dline`` lines further down, optionally at column ``col``."""
+        return Loc(self.file, self.line + dline, self.col if col is None else col)
+
+
+def _display_path(path: str) -> str:
+    if not path or path.startswith("<"):
+        return path or "<input>"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One error or warning at one place."""
+
+    loc: Loc
+    message: str
+    hint: str = ""
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        text = f"{self.loc}: {self.severity}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+@dataclass
+class LudusError(Exception):
+    """One or more located problems; raised by loading, checking, running and the CLI."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join(str(d) for d in sorted_diagnostics(self.diagnostics))
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def error(loc: Loc, message: str, hint: str = "") -> LudusError:
+    """Build a single-diagnostic error."""
+    return LudusError([Diagnostic(loc, message, hint)])
+
+
+def sorted_diagnostics(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Sort by file, line, column; drop exact duplicates."""
+    seen: set[Diagnostic] = set()
+    out: list[Diagnostic] = []
+    for d in sorted(diags, key=lambda d: (d.loc.file, d.loc.line, d.loc.col, d.message)):
+        if d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """A hint naming the closest candidate, or '' when nothing is close."""
+    close = difflib.get_close_matches(str(name).lower(), sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else ""

@@ -1,0 +1,1 @@
+"""The rules language: grammar, AST, parser and compiler."""

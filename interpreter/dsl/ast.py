@@ -1,0 +1,272 @@
+"""AST of the rules language. Every node knows its (line, col) inside the source text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Pos = tuple[int, int]
+
+
+@dataclass
+class Node:
+    pos: Pos
+
+
+# ---------------------------------------------------------------- expressions
+@dataclass
+class Num(Node):
+    value: int
+
+
+@dataclass
+class Str(Node):
+    parts: list[str | Node]  # literal text and interpolated expressions
+
+
+@dataclass
+class Name(Node):
+    name: str
+
+
+@dataclass
+class Attr(Node):
+    obj: Node
+    name: str
+
+
+@dataclass
+class Index(Node):
+    obj: Node
+    args: list[Node]
+
+
+@dataclass
+class Call(Node):
+    fn: str
+    args: list[Node]
+
+
+@dataclass
+class Query(Node):
+    head: Node | None
+    var: str
+    source: Node
+    where: Node | None
+
+
+@dataclass
+class CallQuery(Node):
+    fn: str
+    query: Query
+
+
+@dataclass
+class ListLit(Node):
+    items: list[Node]
+
+
+@dataclass
+class ListQuery(Node):
+    query: Query
+
+
+@dataclass
+class Every(Node):
+    kind: str
+
+
+@dataclass
+class Unary(Node):
+    op: str  # '-' or 'not'
+    operand: Node
+
+
+@dataclass
+class BinOp(Node):
+    op: str  # + - * / % == != < <= > >= and or in notin ..
+    left: Node
+    right: Node
+
+
+@dataclass
+class Cond(Node):
+    test: Node
+    then: Node
+    other: Node
+
+
+# ---------------------------------------------------------------- statements
+@dataclass
+class Let(Node):
+    name: str
+    value: Node
+
+
+@dataclass
+class Set(Node):
+    target: Node  # Name or Attr
+    value: Node
+    op: str = "="  # '=', '+', '-'
+
+
+@dataclass
+class Move(Node):
+    what: Node
+    dest: Node
+    top: bool
+
+
+@dataclass
+class Draw(Node):
+    count: Node
+    src: Node
+    dest: Node
+
+
+@dataclass
+class Shuffle(Node):
+    zone: Node
+
+
+@dataclass
+class Create(Node):
+    kind: str
+    zone: Node | None
+    fields: list[tuple[str, Node, Pos]]
+    bind: str | None
+
+
+@dataclass
+class Destroy(Node):
+    what: Node
+
+
+@dataclass
+class Roll(Node):
+    count: Node | None  # None: a single die, bound as an int
+    sides: int
+    bind: str
+    bonus_on: Node | None
+
+
+@dataclass
+class Choose(Node):
+    var: str
+    options: Node
+    by: Node
+    prompt: Node | None
+    label: Node | None
+
+
+@dataclass
+class ChooseAction(Node):
+    group: str
+    by: Node
+    bind: str | None
+
+
+@dataclass
+class Secret(Node):
+    pvar: str
+    players: Node
+    var: str
+    options: Node
+    prompt: Node | None
+    label: Node | None
+
+
+@dataclass
+class If(Node):
+    branches: list[tuple[Node, list[Node]]]
+    other: list[Node] | None
+
+
+@dataclass
+class For(Node):
+    var: str
+    source: Node
+    where: Node | None
+    body: list[Node]
+
+
+@dataclass
+class Repeat(Node):
+    body: list[Node]
+    until: Node
+
+
+@dataclass
+class While(Node):
+    test: Node
+    body: list[Node]
+
+
+@dataclass
+class Break(Node):
+    pass
+
+
+@dataclass
+class CallProc(Node):
+    proc: str
+    args: list[Node]
+    bind: str | None
+
+
+@dataclass
+class Return(Node):
+    value: Node | None
+
+
+@dataclass
+class Modify(Node):
+    point: str
+    value: Node
+    mode: str  # 'add' or 'set'
+    when: Node | None
+    until: str | None = None
+    while_: Node | None = None
+    once: bool = False
+
+
+@dataclass
+class Signal(Node):
+    name: str
+
+
+@dataclass
+class Consume(Node):
+    point: str
+    args: list[Node]
+
+
+@dataclass
+class Log(Node):
+    text: Node
+
+
+@dataclass
+class GameOver(Node):
+    reason: Node | None
+
+
+@dataclass
+class Pass(Node):
+    pass
+
+
+@dataclass
+class Block:
+    stmts: list[Node] = field(default_factory=list)
+
+
+def walk(node: Any):
+    """Yield every AST node below (and including) ``node``."""
+    if isinstance(node, Node):
+        yield node
+        for value in vars(node).values():
+            yield from walk(value)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            yield from walk(item)

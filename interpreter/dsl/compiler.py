@@ -1,0 +1,1018 @@
+"""Compile rules-language ASTs to Python closures, checking names and types on the way.
+
+Expressions become ``fn(game, locals) -> value``; statement blocks become a flat
+list of instructions ``op(game, frame)`` with explicit jumps, so that the whole
+continuation (procedure name, instruction index, locals) is plain data and a game
+can pause at any choice and resume in another process. Nothing here ever calls
+eval/exec, and author text can only reach the game state through the operations
+below: the language is a sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..diagnostics import Diagnostic, Loc, did_you_mean
+from ..model import (
+    PLAYER_KIND,
+    ExprFn,
+    FunctionDef,
+    ModifierSite,
+    OpFn,
+    Procedure,
+    RuleFault,
+    Ruleset,
+)
+from ..yamlsource import TextOrigin
+from . import ast as A
+from . import types as T
+from .parser import DslSyntaxError, parse_block, parse_expr
+
+Scope = dict[str, str]
+
+BUILTIN_NAMES = {"players": T.list_of(T.ent(PLAYER_KIND)), "player_count": T.INT,
+                 "none": T.NONE, "true": T.BOOL, "false": T.BOOL}
+
+# name: (min args, max args or -1, description)
+BUILTIN_FUNCS: dict[str, tuple[int, int]] = {
+    "count": (1, 1), "sum": (1, 1), "min": (1, -1), "max": (1, -1), "any": (1, 1), "all": (1, 1),
+    "first": (1, 1), "last": (1, 1), "abs": (1, 1), "sort": (1, 1), "reverse": (1, 1),
+    "index_of": (2, 2), "next_in": (2, 2), "owner": (1, 1), "label": (1, 1), "str": (1, 1),
+    "distance": (3, 3), "keys": (1, 1), "unique": (1, 1), "list": (1, 1),
+}
+QUERY_FUNCS = {"count", "sum", "min", "max", "any", "all", "first", "last", "list", "sort", "unique"}
+
+
+class _Abort(Exception):
+    """Stop compiling the current text after an error has been reported."""
+
+
+def _fault(message: str, loc: Loc | None, hint: str = "") -> RuleFault:
+    return RuleFault(message, loc, hint)
+
+
+class Compiler:
+    """Compiles every rules-language text of one ruleset, collecting diagnostics."""
+
+    def __init__(self, rs: Ruleset, diags: list[Diagnostic]) -> None:
+        self.rs = rs
+        self.diags = diags
+        self.origin: TextOrigin = TextOrigin(Loc("<text>"), False)
+        self.proc_name = ""
+
+    # ------------------------------------------------------------ diagnostics
+    def loc(self, pos: A.Pos) -> Loc:
+        return self.origin.locate(pos[0], pos[1])
+
+    def err(self, pos: A.Pos, message: str, hint: str = "") -> None:
+        self.diags.append(Diagnostic(self.loc(pos), message, hint))
+
+    def _syntax(self, exc: DslSyntaxError) -> None:
+        self.diags.append(Diagnostic(self.origin.locate(exc.line, exc.col), exc.message, exc.hint))
+
+    # ------------------------------------------------------------ entry points
+    def expression(self, text: str, origin: TextOrigin, scope: Scope,
+                   want: str | None = None, what: str = "expression") -> tuple[ExprFn | None, str]:
+        """Compile one expression written in YAML; returns (fn or None on error, type)."""
+        self.origin = origin
+        try:
+            node = parse_expr(str(text))
+        except DslSyntaxError as exc:
+            self._syntax(exc)
+            return None, T.ANY
+        try:
+            fn, t = self.expr(node, dict(scope))
+        except _Abort:
+            return None, T.ANY
+        if want is not None and not T.compatible(want, t):
+            self.err(node.pos, f"wrong type: {what} must be {T.describe(want)}, not {T.describe(t)}")
+            return None, t
+        return fn, t
+
+    def template(self, text: str, origin: TextOrigin, scope: Scope) -> ExprFn | None:
+        """Compile a label/log text with ``{expression}`` parts."""
+        self.origin = origin
+        quoted = '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        try:
+            node = parse_expr(quoted, 1, 0)
+        except DslSyntaxError as exc:
+            self._syntax(exc)
+            return None
+        try:
+            fn, _ = self.expr(node, dict(scope))
+        except _Abort:
+            return None
+        return fn
+
+    def procedure(self, proc: Procedure, text: str, origin: TextOrigin, scope: Scope) -> None:
+        """Compile a statement block into ``proc.code``."""
+        self.origin = origin
+        self.proc_name = proc.name
+        try:
+            stmts = parse_block(str(text))
+        except DslSyntaxError as exc:
+            self._syntax(exc)
+            return
+        b = _Builder(self, proc)
+        b.block(stmts, dict(scope))
+        b.finish()
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, node: A.Node, scope: Scope) -> tuple[ExprFn, str]:
+        method = getattr(self, "x_" + type(node).__name__)
+        return method(node, scope)
+
+    def want(self, node: A.Node, scope: Scope, want: str, what: str) -> ExprFn:
+        fn, t = self.expr(node, scope)
+        if not T.compatible(want, t):
+            self.err(node.pos, f"wrong type: {what} must be {T.describe(want)}, not {T.describe(t)}")
+            raise _Abort
+        return fn
+
+    def x_Num(self, n: A.Num, scope: Scope) -> tuple[ExprFn, str]:
+        v = n.value
+        return (lambda g, L: v), T.INT
+
+    def x_Str(self, n: A.Str, scope: Scope) -> tuple[ExprFn, str]:
+        if len(n.parts) == 1 and isinstance(n.parts[0], str):
+            s = n.parts[0]
+            return (lambda g, L: s), T.STR
+        pieces: list[Callable[[Any, dict], str]] = []
+        for part in n.parts:
+            if isinstance(part, str):
+                pieces.append(lambda g, L, s=part: s)
+            else:
+                fn, _ = self.expr(part, scope)
+                pieces.append(lambda g, L, fn=fn: g.label_of(fn(g, L)))
+        return (lambda g, L: "".join(p(g, L) for p in pieces)), T.STR
+
+    def x_Name(self, n: A.Name, scope: Scope) -> tuple[ExprFn, str]:
+        name = n.name
+        if name in scope:
+            return (lambda g, L: L[name]), scope[name]
+        rs = self.rs
+        if name in rs.globals:
+            return (lambda g, L: g.glob[name]), rs.globals[name].type
+        if name in rs.entities:
+            kind = rs.entities[name]["kind"]
+            return (lambda g, L: name), T.ent(kind)
+        if name in rs.zones and rs.zones[name].per is None:
+            z = rs.zones[name]
+            return (lambda g, L: name), f"zone:{z.holds}"
+        if name == "players":
+            return (lambda g, L: g.players), BUILTIN_NAMES[name]
+        if name == "player_count":
+            return (lambda g, L: len(g.players)), T.INT
+        if name in ("none", "true", "false"):
+            v = {"none": None, "true": True, "false": False}[name]
+            return (lambda g, L: v), BUILTIN_NAMES[name]
+        if name in rs.tables:
+            self.err(n.pos, f"table '{name}' needs a key", f"write {name}[key]")
+            raise _Abort
+        if name in rs.kinds:
+            self.err(n.pos, f"'{name}' is a kind, not a value", f"write 'every {name}' for all of them")
+            raise _Abort
+        if name in rs.functions or name in rs.points:
+            self.err(n.pos, f"'{name}' must be called", f"write {name}(...)")
+            raise _Abort
+        known = list(scope) + list(rs.globals) + list(rs.entities) + list(BUILTIN_NAMES)
+        known += [z for z, d in rs.zones.items() if d.per is None]
+        self.err(n.pos, f"unknown name '{name}'", did_you_mean(name, known))
+        raise _Abort
+
+    def x_Every(self, n: A.Every, scope: Scope) -> tuple[ExprFn, str]:
+        kind = n.kind
+        if kind not in self.rs.kinds:
+            self.err(n.pos, f"unknown kind '{kind}'", did_you_mean(kind, self.rs.kinds))
+            raise _Abort
+        if kind == PLAYER_KIND:
+            return (lambda g, L: list(g.players)), T.list_of(T.ent(kind))
+        return (lambda g, L: g.kind_ids(kind)), T.list_of(T.ent(kind))
+
+    def x_Attr(self, n: A.Attr, scope: Scope) -> tuple[ExprFn, str]:
+        obj, t = self.expr(n.obj, scope)
+        name = n.name
+        loc = self.loc(n.pos)
+        if T.is_ent(t) and T.arg(t) != "*":
+            kind = self.rs.kinds[T.arg(t)]
+            if name in kind.fields:
+                ftype = kind.fields[name].type
+
+                def read_field(g: Any, L: dict) -> Any:
+                    o = obj(g, L)
+                    try:
+                        return g.ents[o][name]
+                    except (KeyError, TypeError):
+                        raise g.attr_fault(o, name, loc) from None
+                return read_field, ftype
+            if name in kind.zones:
+                zone = kind.zones[name]
+
+                def zone_key(g: Any, L: dict) -> Any:
+                    o = obj(g, L)
+                    if o is None:
+                        raise _fault(f"cannot take zone '{name}' of none", loc)
+                    return f"{name}@{o}"
+                return zone_key, f"zone:{zone.holds}"
+            if name == "id":
+                return obj, T.STR
+            if name == "kind":
+                return (lambda g, L: g.ents[obj(g, L)]["kind"]), T.STR
+            if name == "zone":
+                return (lambda g, L: g.ents[obj(g, L)].get("zone")), "zone:*"
+            choices = list(kind.fields) + list(kind.zones) + ["id", "kind", "zone"]
+            self.err(n.pos, f"{kind.name} has no field or zone '{name}'", did_you_mean(name, choices))
+            raise _Abort
+        if t in (T.ANY,) or (T.is_ent(t) and T.arg(t) == "*"):
+            return (lambda g, L: g.get_attr(obj(g, L), name, loc)), T.ANY
+        self.err(n.pos, f"wrong type: cannot read '.{name}' of {T.describe(t)}")
+        raise _Abort
+
+    def x_Index(self, n: A.Index, scope: Scope) -> tuple[ExprFn, str]:
+        loc = self.loc(n.pos)
+        if isinstance(n.obj, A.Name) and n.obj.name in self.rs.tables and n.obj.name not in scope:
+            table = self.rs.tables[n.obj.name]
+            if len(n.args) != len(table.keys):
+                self.err(n.pos, f"table '{table.name}' takes {len(table.keys)} key(s) "
+                         f"({', '.join(table.keys)}), got {len(n.args)}")
+                raise _Abort
+            keys = [self.expr(a, scope)[0] for a in n.args]
+
+            def lookup(g: Any, L: dict) -> Any:
+                row: Any = table.rows
+                for k in keys:
+                    kv = k(g, L)
+                    try:
+                        row = row[str(kv) if not isinstance(kv, bool) else str(kv).lower()]
+                    except (KeyError, TypeError):
+                        if table.has_default:
+                            return table.default
+                        raise _fault(f"table '{table.name}' has no row for {g.label_of(kv)!r}", loc) from None
+                return row
+            return lookup, T.ANY
+        obj, t = self.expr(n.obj, scope)
+        if len(n.args) != 1:
+            self.err(n.pos, "indexing takes one value")
+            raise _Abort
+        key, kt = self.expr(n.args[0], scope)
+        if T.is_list(t) or T.is_zone(t):
+            if not T.compatible(T.INT, kt):
+                self.err(n.args[0].pos, f"wrong type: a list index must be a number, not {T.describe(kt)}")
+                raise _Abort
+            seq = self.seq(obj, t)
+
+            def item(g: Any, L: dict) -> Any:
+                s = seq(g, L)
+                i = key(g, L)
+                try:
+                    return s[i]
+                except (IndexError, TypeError):
+                    raise _fault(f"index {i} is outside a list of {len(s)}", loc) from None
+            return item, T.element(t)
+        if T.is_map(t) or t == T.ANY:
+            return (lambda g, L: g.index_value(obj(g, L), key(g, L), loc)), T.arg(t) if T.is_map(t) else T.ANY
+        self.err(n.pos, f"wrong type: cannot index {T.describe(t)}")
+        raise _Abort
+
+    def seq(self, fn: ExprFn, t: str) -> ExprFn:
+        """Wrap ``fn`` so that it yields a Python sequence (zones give their items)."""
+        if T.is_zone(t):
+            return lambda g, L: g.zone_items(fn(g, L))
+        if T.is_list(t):
+            return fn
+        return lambda g, L: g.as_seq(fn(g, L))
+
+    def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[ExprFn, str]:
+        fns = []
+        t = T.NONE
+        for item in n.items:
+            f, it = self.expr(item, scope)
+            fns.append(f)
+            t = it if t == T.NONE else T.join(t, it)
+        return (lambda g, L: [f(g, L) for f in fns]), T.list_of(t if t != T.NONE else T.ANY)
+
+    def query(self, q: A.Query, scope: Scope) -> tuple[Callable[[Any, dict], list], str]:
+        """Compile a query to a function returning the list of (head) values."""
+        src, st = self.expr(q.source, scope)
+        if not T.iterable(st):
+            self.err(q.source.pos, f"wrong type: cannot go through {T.describe(st)}")
+            raise _Abort
+        seq = self.seq(src, st)
+        inner = dict(scope)
+        inner[q.var] = T.element(st)
+        var = q.var
+        where = self.want(q.where, inner, T.BOOL, "a 'where' condition") if q.where else None
+        if q.head is not None:
+            head, ht = self.expr(q.head, inner)
+        else:
+            head, ht = None, T.element(st)
+
+        def run(g: Any, L: dict) -> list:
+            items = seq(g, L)
+            L2 = dict(L)
+            out = []
+            for x in items:
+                L2[var] = x
+                if where is None or where(g, L2):
+                    out.append(head(g, L2) if head is not None else x)
+            return out
+        return run, T.list_of(ht)
+
+    def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[ExprFn, str]:
+        return self.query(n.query, scope)
+
+    def x_CallQuery(self, n: A.CallQuery, scope: Scope) -> tuple[ExprFn, str]:
+        if n.fn not in QUERY_FUNCS:
+            self.err(n.pos, f"'{n.fn}' does not take a 'for ... in ...' query",
+                     "queries go with " + ", ".join(sorted(QUERY_FUNCS)))
+            raise _Abort
+        run, t = self.query(n.query, scope)
+        return self.builtin(n.fn, [(run, t)], n.pos, [n.query])
+
+    def x_Call(self, n: A.Call, scope: Scope) -> tuple[ExprFn, str]:
+        rs = self.rs
+        name = n.fn
+        if name in rs.functions:
+            fdef = rs.functions[name]
+            args = self.check_args(n, list(fdef.params.items()), scope, f"function '{name}'")
+            pnames = list(fdef.params)
+            loc = self.loc(n.pos)
+
+            def call_fn(g: Any, L: dict) -> Any:
+                return g.call_function(fdef, {p: a(g, L) for p, a in zip(pnames, args, strict=True)}, loc)
+            return call_fn, fdef.returns
+        if name in rs.points:
+            point = rs.points[name]
+            args = self.check_args(n, list(point.params.items()), scope, f"modifier point '{name}'")
+            return (lambda g, L: g.point(name, [a(g, L) for a in args])), point.type
+        if name in rs.procedures:
+            self.err(n.pos, f"procedure '{name}' cannot be used in an expression",
+                     f"write 'call {name}(...) as result' on its own line")
+            raise _Abort
+        if name in BUILTIN_FUNCS:
+            lo, hi = BUILTIN_FUNCS[name]
+            if len(n.args) < lo or (hi >= 0 and len(n.args) > hi):
+                self.err(n.pos, f"{name}() takes {lo if lo == hi else f'{lo} or more'} argument(s), got {len(n.args)}")
+                raise _Abort
+            compiled = [self.expr(a, scope) for a in n.args]
+            return self.builtin(name, compiled, n.pos, n.args)
+        known = list(rs.functions) + list(rs.points) + list(BUILTIN_FUNCS)
+        self.err(n.pos, f"unknown function '{name}'", did_you_mean(name, known))
+        raise _Abort
+
+    def check_args(self, n: A.Call | A.Consume, params: list[tuple[str, str]], scope: Scope,
+                   what: str) -> list[ExprFn]:
+        if len(n.args) != len(params):
+            self.err(n.pos, f"{what} takes {len(params)} argument(s) "
+                     f"({', '.join(p for p, _ in params)}), got {len(n.args)}")
+            raise _Abort
+        out = []
+        for (pname, ptype), a in zip(params, n.args, strict=True):
+            out.append(self.want(a, scope, ptype, f"argument '{pname}'"))
+        return out
+
+    def builtin(self, name: str, args: list[tuple[ExprFn, str]], pos: A.Pos,
+                nodes: list[Any]) -> tuple[ExprFn, str]:
+        loc = self.loc(pos)
+        f0, t0 = args[0]
+        if name in ("count", "sum", "any", "all", "first", "last", "sort", "reverse", "unique", "list", "keys") \
+                or (name in ("min", "max") and len(args) == 1):
+            if not T.iterable(t0):
+                self.err(nodes[0].pos if nodes else pos, f"wrong type: {name}() needs a list, not {T.describe(t0)}")
+                raise _Abort
+            seq = self.seq(f0, t0)
+            el = T.element(t0)
+            if name == "count":
+                return (lambda g, L: len(seq(g, L))), T.INT
+            if name == "sum":
+                self._need_numbers(el, name, pos)
+                return (lambda g, L: sum(seq(g, L))), T.INT
+            if name in ("min", "max"):
+                self._need_numbers(el, name, pos)
+                agg = min if name == "min" else max
+
+                def extreme(g: Any, L: dict) -> Any:
+                    s = seq(g, L)
+                    if not s:
+                        raise _fault(f"{name}() of an empty list", loc, "check count(...) > 0 first")
+                    return agg(s)
+                return extreme, T.INT if el == T.INT else T.ANY
+            if name == "any":
+                return (lambda g, L: any(seq(g, L))), T.BOOL
+            if name == "all":
+                return (lambda g, L: all(seq(g, L))), T.BOOL
+            if name == "first":
+                return (lambda g, L: (lambda s: s[0] if s else None)(seq(g, L))), el
+            if name == "last":
+                return (lambda g, L: (lambda s: s[-1] if s else None)(seq(g, L))), el
+            if name == "sort":
+                return (lambda g, L: sorted(seq(g, L), key=g.sort_key)), T.list_of(el)
+            if name == "reverse":
+                return (lambda g, L: list(reversed(seq(g, L)))), T.list_of(el)
+            if name == "unique":
+                return (lambda g, L: list(dict.fromkeys(seq(g, L)))), T.list_of(el)
+            if name == "list":
+                return (lambda g, L: list(seq(g, L))), T.list_of(el)
+            if name == "keys":
+                return (lambda g, L: list(g.as_map(f0(g, L), loc))), T.list_of(T.ent(PLAYER_KIND))
+        if name in ("min", "max"):
+            for (_f, t), node in zip(args, nodes, strict=True):
+                if not T.compatible(T.INT, t):
+                    self.err(node.pos, f"wrong type: {name}() compares numbers, not {T.describe(t)}")
+                    raise _Abort
+            fns = [f for f, _ in args]
+            agg2 = min if name == "min" else max
+            return (lambda g, L: agg2(f(g, L) for f in fns)), T.INT
+        if name == "abs":
+            return (lambda g, L: abs(f0(g, L))), T.INT
+        if name in ("index_of", "next_in"):
+            seq = self.seq(f0, t0)
+            f1 = args[1][0]
+            if name == "index_of":
+                return (lambda g, L: (lambda s, x: s.index(x) if x in s else -1)(seq(g, L), f1(g, L))), T.INT
+
+            def next_in(g: Any, L: dict) -> Any:
+                s = seq(g, L)
+                x = f1(g, L)
+                if x not in s:
+                    raise _fault(f"next_in(): {g.label_of(x)} is not in the list", loc)
+                return s[(s.index(x) + 1) % len(s)]
+            return next_in, T.element(t0)
+        if name == "owner":
+            return (lambda g, L: g.zone_owner(f0(g, L))), T.ent("*")
+        if name in ("label", "str"):
+            return (lambda g, L: g.label_of(f0(g, L))), T.STR
+        if name == "distance":
+            f1 = args[1][0]
+            f2 = args[2][0]
+            return (lambda g, L: g.distance(f0(g, L), f1(g, L), f2(g, L), loc)), T.ANY
+        raise AssertionError(name)
+
+    def _need_numbers(self, el: str, name: str, pos: A.Pos) -> None:
+        if not T.compatible(T.INT, el):
+            self.err(pos, f"wrong type: {name}() needs numbers, not {T.describe(el)}")
+            raise _Abort
+
+    def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[ExprFn, str]:
+        if n.op == "-":
+            f = self.want(n.operand, scope, T.INT, "the operand of '-'")
+            return (lambda g, L: -f(g, L)), T.INT
+        f = self.want(n.operand, scope, T.BOOL, "the operand of 'not'")
+        return (lambda g, L: not f(g, L)), T.BOOL
+
+    def x_Cond(self, n: A.Cond, scope: Scope) -> tuple[ExprFn, str]:
+        test = self.want(n.test, scope, T.BOOL, "an 'if' condition")
+        a, ta = self.expr(n.then, scope)
+        b, tb = self.expr(n.other, scope)
+        return (lambda g, L: a(g, L) if test(g, L) else b(g, L)), T.join(ta, tb)
+
+    def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[ExprFn, str]:
+        op = n.op
+        loc = self.loc(n.pos)
+        if op in ("and", "or"):
+            a = self.want(n.left, scope, T.BOOL, f"the left side of '{op}'")
+            b = self.want(n.right, scope, T.BOOL, f"the right side of '{op}'")
+            if op == "and":
+                return (lambda g, L: a(g, L) and b(g, L)), T.BOOL
+            return (lambda g, L: a(g, L) or b(g, L)), T.BOOL
+        a, ta = self.expr(n.left, scope)
+        b, tb = self.expr(n.right, scope)
+        if op in ("in", "notin"):
+            if not T.iterable(tb):
+                self.err(n.right.pos, f"wrong type: 'in' needs a list or zone on the right, not {T.describe(tb)}")
+                raise _Abort
+            if T.is_zone(tb):
+                def in_zone(g: Any, L: dict) -> bool:
+                    return g.ents.get(a(g, L), {}).get("zone") == b(g, L)
+                if op == "in":
+                    return in_zone, T.BOOL
+                return (lambda g, L: not in_zone(g, L)), T.BOOL
+            seq = self.seq(b, tb)
+            if op == "in":
+                return (lambda g, L: a(g, L) in seq(g, L)), T.BOOL
+            return (lambda g, L: a(g, L) not in seq(g, L)), T.BOOL
+        if op in ("==", "!="):
+            if op == "==":
+                return (lambda g, L: a(g, L) == b(g, L)), T.BOOL
+            return (lambda g, L: a(g, L) != b(g, L)), T.BOOL
+        if op in ("<", "<=", ">", ">="):
+            for t, side in ((ta, n.left), (tb, n.right)):
+                if t not in (T.INT, T.ANY, T.STR):
+                    self.err(side.pos, f"wrong type: '{op}' compares numbers, not {T.describe(t)}")
+                    raise _Abort
+            cmp = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
+                   ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}[op]
+
+            def compare(g: Any, L: dict) -> bool:
+                x, y = a(g, L), b(g, L)
+                try:
+                    return cmp(x, y)
+                except TypeError:
+                    raise _fault(f"cannot compare {g.label_of(x)} {op} {g.label_of(y)}", loc) from None
+            return compare, T.BOOL
+        if op == "..":
+            for t, side in ((ta, n.left), (tb, n.right)):
+                if not T.compatible(T.INT, t):
+                    self.err(side.pos, f"wrong type: a range 'a..b' needs numbers, not {T.describe(t)}")
+                    raise _Abort
+            return (lambda g, L: list(range(a(g, L), b(g, L) + 1))), T.list_of(T.INT)
+        if op == "+":
+            if T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb):
+                sa, sb = self.seq(a, ta), self.seq(b, tb)
+                return (lambda g, L: list(sa(g, L)) + list(sb(g, L))), T.join(
+                    T.list_of(T.element(ta)), T.list_of(T.element(tb)))
+            if ta == T.STR or tb == T.STR:
+                return (lambda g, L: g.label_of(a(g, L)) + g.label_of(b(g, L))), T.STR
+        for t, side in ((ta, n.left), (tb, n.right)):
+            if not T.compatible(T.INT, t) or t == T.NONE:
+                self.err(side.pos, f"wrong type: '{op}' needs numbers, not {T.describe(t)}")
+                raise _Abort
+        if op == "+":
+            return (lambda g, L: a(g, L) + b(g, L)), T.INT
+        if op == "-":
+            return (lambda g, L: a(g, L) - b(g, L)), T.INT
+        if op == "*":
+            return (lambda g, L: a(g, L) * b(g, L)), T.INT
+
+        def divide(g: Any, L: dict) -> int:
+            x, y = a(g, L), b(g, L)
+            if y == 0:
+                raise _fault("division by zero", loc)
+            return x // y if op == "/" else x % y
+        return divide, T.INT
+
+
+class _Builder:
+    """Emits the flat instruction list of one procedure."""
+
+    def __init__(self, c: Compiler, proc: Procedure) -> None:
+        self.c = c
+        self.proc = proc
+        self.code: list[OpFn | None] = []
+        self.locs: list[Loc] = []
+        self.loops: list[list[int]] = []  # per open loop: indexes of 'break' jumps to patch
+        self.loop_ends: list[str] = []
+        self.counter = 0
+
+    def emit(self, op: OpFn | None, pos: A.Pos) -> int:
+        self.code.append(op)
+        self.locs.append(self.c.loc(pos))
+        return len(self.code) - 1
+
+    def patch(self, index: int, op: OpFn) -> None:
+        self.code[index] = op
+
+    def here(self) -> int:
+        return len(self.code)
+
+    def finish(self) -> None:
+        self.proc.code = [op if op is not None else _nop for op in self.code]
+        self.proc.locs = self.locs
+
+    def block(self, stmts: list[A.Node], scope: Scope) -> None:
+        for s in stmts:
+            try:
+                getattr(self, "s_" + type(s).__name__)(s, scope)
+            except _Abort:
+                pass
+
+    # --------------------------------------------------------- simple statements
+    def s_Pass(self, s: A.Pass, scope: Scope) -> None:
+        self.emit(_nop, s.pos)
+
+    def s_Let(self, s: A.Let, scope: Scope) -> None:
+        fn, t = self.c.expr(s.value, scope)
+        name = s.name
+        if name in self.c.rs.globals:
+            self.c.err(s.pos, f"'{name}' is a global; 'let' would hide it", f"use 'set {name} = ...'")
+        scope[name] = t
+
+        def let(g: Any, fr: dict) -> None:
+            fr["locals"][name] = fn(g, fr["locals"])
+        self.emit(let, s.pos)
+
+    def s_Set(self, s: A.Set, scope: Scope) -> None:
+        c = self.c
+        loc = c.loc(s.pos)
+        op = s.op
+        if isinstance(s.target, A.Name):
+            name = s.target.name
+            if name in scope:
+                t = scope[name]
+                kind = "local"
+            elif name in c.rs.globals:
+                t = c.rs.globals[name].type
+                kind = "global"
+            else:
+                c.err(s.target.pos, f"unknown variable '{name}'",
+                      did_you_mean(name, list(scope) + list(c.rs.globals)) or "declare it with 'let' or in 'globals'")
+                raise _Abort
+            fn = self._value(s, t, scope)
+
+            def set_var(g: Any, fr: dict) -> None:
+                L = fr["locals"]
+                store = L if kind == "local" else g.glob
+                v = fn(g, L)
+                if op == "=":
+                    store[name] = v
+                else:
+                    cur = store[name]
+                    if not isinstance(cur, int):
+                        raise _fault(f"cannot {'increase' if op == '+' else 'decrease'} '{name}': it is {g.label_of(cur)}", loc)
+                    store[name] = cur + v if op == "+" else cur - v
+            self.emit(set_var, s.pos)
+            return
+        target = s.target
+        assert isinstance(target, A.Attr)
+        obj, ot = c.expr(target.obj, scope)
+        fname = target.name
+        if T.is_ent(ot) and T.arg(ot) != "*":
+            kind_def = c.rs.kinds[T.arg(ot)]
+            if fname not in kind_def.fields:
+                c.err(target.pos, f"{kind_def.name} has no field '{fname}'", did_you_mean(fname, kind_def.fields))
+                raise _Abort
+            t = kind_def.fields[fname].type
+        elif ot == T.ANY or T.is_ent(ot):
+            t = T.ANY
+        else:
+            c.err(target.pos, f"wrong type: cannot set a field of {T.describe(ot)}")
+            raise _Abort
+        fn = self._value(s, t, scope)
+
+        def set_field(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            g.set_field(obj(g, L), fname, fn(g, L), op, loc)
+        self.emit(set_field, s.pos)
+
+    def _value(self, s: A.Set, t: str, scope: Scope) -> ExprFn:
+        if s.op == "=":
+            fn, vt = self.c.expr(s.value, scope)
+            if not T.compatible(t, vt):
+                self.c.err(s.value.pos, f"wrong type: cannot store {T.describe(vt)} where {T.describe(t)} is kept")
+                raise _Abort
+            return fn
+        if not T.compatible(T.INT, t):
+            self.c.err(s.pos, f"wrong type: only numbers can be increased or decreased, not {T.describe(t)}")
+            raise _Abort
+        return self.c.want(s.value, scope, T.INT, "the amount")
+
+    def _zone(self, node: A.Node, scope: Scope, what: str) -> ExprFn:
+        fn, t = self.c.expr(node, scope)
+        if not (T.is_zone(t) or t == T.ANY):
+            self.c.err(node.pos, f"wrong type: {what} must be a zone, not {T.describe(t)}")
+            raise _Abort
+        return fn
+
+    def s_Move(self, s: A.Move, scope: Scope) -> None:
+        what, wt = self.c.expr(s.what, scope)
+        if not (T.is_ent(wt) or T.is_list(wt) or T.is_zone(wt) or wt == T.ANY):
+            self.c.err(s.what.pos, f"wrong type: can only move entities, not {T.describe(wt)}")
+            raise _Abort
+        many = T.is_list(wt) or T.is_zone(wt)
+        items = self.c.seq(what, wt) if many else None
+        dest = self._zone(s.dest, scope, "the destination")
+        top = s.top
+        loc = self.c.loc(s.pos)
+
+        def move(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            key = dest(g, L)
+            if items is not None:
+                for e in list(items(g, L)):
+                    g.move(e, key, top, loc)
+            else:
+                g.move(what(g, L), key, top, loc)
+        self.emit(move, s.pos)
+
+    def s_Draw(self, s: A.Draw, scope: Scope) -> None:
+        n = self.c.want(s.count, scope, T.INT, "the number to draw")
+        src = self._zone(s.src, scope, "the zone drawn from")
+        dest = self._zone(s.dest, scope, "the destination")
+        loc = self.c.loc(s.pos)
+
+        def draw(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            key = dest(g, L)
+            for e in list(g.zone_items(src(g, L))[: max(0, n(g, L))]):
+                g.move(e, key, False, loc)
+        self.emit(draw, s.pos)
+
+    def s_Shuffle(self, s: A.Shuffle, scope: Scope) -> None:
+        zone = self._zone(s.zone, scope, "what is shuffled")
+        self.emit(lambda g, fr: g.shuffle(zone(g, fr["locals"])), s.pos)
+
+    def s_Create(self, s: A.Create, scope: Scope) -> None:
+        c = self.c
+        if s.kind not in c.rs.kinds or s.kind == PLAYER_KIND:
+            c.err(s.pos, f"unknown kind '{s.kind}'" if s.kind != PLAYER_KIND else "players cannot be created",
+                  did_you_mean(s.kind, c.rs.kinds))
+            raise _Abort
+        kind_def = c.rs.kinds[s.kind]
+        zone = self._zone(s.zone, scope, "where it is created") if s.zone is not None else None
+        fields: list[tuple[str, ExprFn]] = []
+        for fname, node, fpos in s.fields:
+            if fname not in kind_def.fields:
+                c.err(fpos, f"{kind_def.name} has no field '{fname}'", did_you_mean(fname, kind_def.fields))
+                raise _Abort
+            fields.append((fname, c.want(node, scope, kind_def.fields[fname].type, f"field '{fname}'")))
+        kind = s.kind
+        bind = s.bind
+        if bind:
+            scope[bind] = T.ent(kind)
+        loc = c.loc(s.pos)
+
+        def create(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            eid = g.create(kind, {f: fn(g, L) for f, fn in fields}, zone(g, L) if zone else None, loc)
+            if bind:
+                L[bind] = eid
+        self.emit(create, s.pos)
+
+    def s_Destroy(self, s: A.Destroy, scope: Scope) -> None:
+        what, wt = self.c.expr(s.what, scope)
+        if not (T.is_ent(wt) or wt == T.ANY):
+            self.c.err(s.what.pos, f"wrong type: can only destroy an entity, not {T.describe(wt)}")
+            raise _Abort
+        loc = self.c.loc(s.pos)
+        self.emit(lambda g, fr: g.destroy(what(g, fr["locals"]), loc), s.pos)
+
+    def s_Roll(self, s: A.Roll, scope: Scope) -> None:
+        c = self.c
+        count = c.want(s.count, scope, T.INT, "the number of dice") if s.count is not None else None
+        bonus = c.want(s.bonus_on, scope, T.INT, "the bonus face") if s.bonus_on is not None else None
+        sides = s.sides
+        bind = s.bind
+        scope[bind] = T.INT if count is None else T.list_of(T.INT)
+        loc = c.loc(s.pos)
+
+        def roll(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            if count is None:
+                L[bind] = g.roll(1, sides, None, loc)[0]
+            else:
+                L[bind] = g.roll(count(g, L), sides, bonus(g, L) if bonus else None, loc)
+        self.emit(roll, s.pos)
+
+    def s_Log(self, s: A.Log, scope: Scope) -> None:
+        fn, _ = self.c.expr(s.text, scope)
+        self.emit(lambda g, fr: g.narrate(g.label_of(fn(g, fr["locals"]))), s.pos)
+
+    def s_GameOver(self, s: A.GameOver, scope: Scope) -> None:
+        fn = self.c.expr(s.reason, scope)[0] if s.reason is not None else None
+        self.emit(lambda g, fr: g.finish(g.label_of(fn(g, fr["locals"])) if fn else "game over"), s.pos)
+
+    def s_Signal(self, s: A.Signal, scope: Scope) -> None:
+        name = s.name
+        self.emit(lambda g, fr: g.signal(name), s.pos)
+
+    # --------------------------------------------------------- choices
+    def _options(self, node: A.Node, scope: Scope) -> tuple[ExprFn, str]:
+        fn, t = self.c.expr(node, scope)
+        if not T.iterable(t):
+            self.c.err(node.pos, f"wrong type: the options must be a list or zone, not {T.describe(t)}")
+            raise _Abort
+        return self.c.seq(fn, t), T.element(t)
+
+    def _player(self, node: A.Node, scope: Scope) -> ExprFn:
+        return self.c.want(node, scope, T.ent(PLAYER_KIND), "the deciding player ('by')")
+
+    def _text(self, node: A.Node | None, scope: Scope) -> ExprFn | None:
+        if node is None:
+            return None
+        fn, _ = self.c.expr(node, scope)
+        return fn
+
+    def s_Choose(self, s: A.Choose, scope: Scope) -> None:
+        options, el = self._options(s.options, scope)
+        by = self._player(s.by, scope)
+        prompt = self._text(s.prompt, scope)
+        inner = dict(scope)
+        inner[s.var] = el
+        label = self._text(s.label, inner)
+        scope[s.var] = el
+        var = s.var
+        loc = self.c.loc(s.pos)
+
+        def choose(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            g.ask(by(g, L), options(g, L), var, L, prompt(g, L) if prompt else None, label, loc)
+        self.emit(choose, s.pos)
+
+    def s_ChooseAction(self, s: A.ChooseAction, scope: Scope) -> None:
+        c = self.c
+        if s.group not in c.rs.groups:
+            c.err(s.pos, f"unknown action group '{s.group}'", did_you_mean(s.group, c.rs.groups))
+            raise _Abort
+        by = self._player(s.by, scope)
+        group = s.group
+        bind = s.bind
+        if bind:
+            scope[bind] = T.ANY
+        loc = c.loc(s.pos)
+        self.emit(lambda g, fr: g.ask_action(by(g, fr["locals"]), group, bind, loc), s.pos)
+
+    def s_Secret(self, s: A.Secret, scope: Scope) -> None:
+        players_fn, pt = self.c.expr(s.players, scope)
+        if not T.compatible(T.list_of(T.ent(PLAYER_KIND)), pt):
+            self.c.err(s.players.pos, f"wrong type: a secret choice is made by a list of players, not {T.describe(pt)}")
+            raise _Abort
+        inner = dict(scope)
+        inner[s.pvar] = T.ent(PLAYER_KIND)
+        options, el = self._options(s.options, inner)
+        prompt = self._text(s.prompt, inner)
+        inner2 = dict(inner)
+        inner2[s.var] = el
+        label = self._text(s.label, inner2)
+        scope[s.var] = f"map:{el}"
+        pvar, var = s.pvar, s.var
+        loc = self.c.loc(s.pos)
+
+        def secret(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            g.ask_secret(list(players_fn(g, L)), pvar, options, var, L, prompt, label, loc)
+        self.emit(secret, s.pos)
+
+    # --------------------------------------------------------- control flow
+    def _jump_if_false(self, test: ExprFn) -> Callable[[int], OpFn]:
+        def make(target: int) -> OpFn:
+            def jump_if_false(g: Any, fr: dict) -> None:
+                if not test(g, fr["locals"]):
+                    fr["pc"] = target
+            return jump_if_false
+        return make
+
+    @staticmethod
+    def _jump(target: int) -> OpFn:
+        def jump(g: Any, fr: dict) -> None:
+            fr["pc"] = target
+        return jump
+
+    def s_If(self, s: A.If, scope: Scope) -> None:
+        ends: list[int] = []
+        for test_node, body in s.branches:
+            try:
+                test = self.c.want(test_node, scope, T.BOOL, "an 'if' condition")
+            except _Abort:
+                test = lambda g, L: False  # noqa: E731 - keeps compiling the body to report more errors
+            jif = self.emit(None, test_node.pos)
+            self.block(body, scope)
+            ends.append(self.emit(None, s.pos))
+            self.patch(jif, self._jump_if_false(test)(self.here()))
+        if s.other is not None:
+            self.block(s.other, scope)
+        end = self.here()
+        for i in ends:
+            self.patch(i, self._jump(end))
+
+    def _loop(self, body: Callable[[], None]) -> list[int]:
+        self.loops.append([])
+        body()
+        return self.loops.pop()
+
+    def s_While(self, s: A.While, scope: Scope) -> None:
+        top = self.here()
+        test = self.c.want(s.test, scope, T.BOOL, "a 'while' condition")
+        jif = self.emit(None, s.pos)
+        breaks = self._loop(lambda: self.block(s.body, scope))
+        self.emit(self._jump(top), s.pos)
+        end = self.here()
+        self.patch(jif, self._jump_if_false(test)(end))
+        for b in breaks:
+            self.patch(b, self._jump(end))
+
+    def s_Repeat(self, s: A.Repeat, scope: Scope) -> None:
+        top = self.here()
+        breaks = self._loop(lambda: self.block(s.body, scope))
+        test = self.c.want(s.until, scope, T.BOOL, "an 'until' condition")
+        self.emit(self._jump_if_false(test)(top), s.until.pos)
+        end = self.here()
+        for b in breaks:
+            self.patch(b, self._jump(end))
+
+    def s_Break(self, s: A.Break, scope: Scope) -> None:
+        if not self.loops:
+            self.c.err(s.pos, "'break' outside a loop")
+            raise _Abort
+        self.loops[-1].append(self.emit(None, s.pos))
+
+    def s_For(self, s: A.For, scope: Scope) -> None:
+        c = self.c
+        src, st = c.expr(s.source, scope)
+        if not T.iterable(st):
+            c.err(s.source.pos, f"wrong type: cannot go through {T.describe(st)}")
+            raise _Abort
+        seq = c.seq(src, st)
+        self.counter += 1
+        it = f"${s.var}{self.counter}"
+        var = s.var
+        scope[var] = T.element(st)
+        where = c.want(s.where, scope, T.BOOL, "a 'where' condition") if s.where else None
+
+        def init(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            L[it] = [list(seq(g, L)), 0]
+        self.emit(init, s.pos)
+        top = self.here()
+        nxt = self.emit(None, s.pos)
+        breaks = self._loop(lambda: self.block(s.body, scope))
+        self.emit(self._jump(top), s.pos)
+        end = self.here()
+
+        def next_item(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            state = L[it]
+            items, i = state
+            while i < len(items):
+                L[var] = items[i]
+                i += 1
+                if where is None or where(g, L):
+                    state[1] = i
+                    return
+            del L[it]
+            fr["pc"] = end
+        self.patch(nxt, next_item)
+        # Both an exhausted loop and 'break' land here; dropping the iterator keeps locals small.
+        exit_op_index = self.emit(None, s.pos)
+
+        def drop_iter(g: Any, fr: dict) -> None:
+            fr["locals"].pop(it, None)
+        self.patch(exit_op_index, drop_iter)
+        for b in breaks:
+            self.patch(b, self._jump(exit_op_index))
+
+    def s_CallProc(self, s: A.CallProc, scope: Scope) -> None:
+        c = self.c
+        if s.proc not in c.rs.procedures:
+            extra = " (it is a function: use it in an expression)" if s.proc in c.rs.functions else ""
+            c.err(s.pos, f"unknown procedure '{s.proc}'{extra}", did_you_mean(s.proc, c.rs.procedures))
+            raise _Abort
+        target = c.rs.procedures[s.proc]
+        args = c.check_args(s, list(target.params.items()), scope, f"procedure '{s.proc}'")  # type: ignore[arg-type]
+        pnames = list(target.params)
+        name = s.proc
+        bind = s.bind
+        if bind:
+            scope[bind] = T.ANY
+        loc = c.loc(s.pos)
+
+        def call(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            g.push(name, {p: a(g, L) for p, a in zip(pnames, args, strict=True)}, bind, loc)
+        self.emit(call, s.pos)
+
+    def s_Return(self, s: A.Return, scope: Scope) -> None:
+        fn = self.c.expr(s.value, scope)[0] if s.value is not None else None
+        self.emit(lambda g, fr: g.ret(fn(g, fr["locals"]) if fn else None), s.pos)
+
+    # --------------------------------------------------------- modifiers
+    def s_Modify(self, s: A.Modify, scope: Scope) -> None:
+        c = self.c
+        if s.point not in c.rs.points:
+            c.err(s.pos, f"unknown modifier point '{s.point}'", did_you_mean(s.point, c.rs.points))
+            raise _Abort
+        point = c.rs.points[s.point]
+        want = T.INT if s.mode == "add" else point.type
+        value = c.want(s.value, scope, want, "the modifier's change")
+        inner = dict(scope)
+        inner.update(point.params)
+        when = c.want(s.when, inner, T.BOOL, "a 'when' condition") if s.when else None
+        # A lifetime condition sees only the captured locals and the game, never the reading's
+        # parameters, so the runtime can drop a dead modifier without reading the point.
+        while_ = c.want(s.while_, scope, T.BOOL, "a 'while' condition") if s.while_ else None
+        captured = sorted({n.name for n in A.walk([s.when, s.while_])
+                           if isinstance(n, A.Name) and n.name in scope and n.name not in point.params})
+        site = f"{self.proc.name}#{self.here()}"
+        c.rs.sites[site] = ModifierSite(when, while_, captured)
+        record = {"point": s.point, "mode": s.mode, "until": s.until, "once": s.once}
+        source = str(c.loc(s.pos))
+
+        def modify(g: Any, fr: dict) -> None:
+            L = fr["locals"]
+            rec = dict(record)
+            rec["value"] = value(g, L)
+            rec["site"] = site
+            rec["captured"] = {n: L[n] for n in captured if n in L}
+            rec["source"] = source
+            g.add_modifier(rec)
+        self.emit(modify, s.pos)
+
+    def s_Consume(self, s: A.Consume, scope: Scope) -> None:
+        c = self.c
+        if s.point not in c.rs.points:
+            c.err(s.pos, f"unknown modifier point '{s.point}'", did_you_mean(s.point, c.rs.points))
+            raise _Abort
+        point = c.rs.points[s.point]
+        args = c.check_args(s, list(point.params.items()), scope, f"modifier point '{s.point}'")
+        name = s.point
+        self.emit(lambda g, fr: g.consume(name, [a(g, fr["locals"]) for a in args]), s.pos)
+
+
+def _nop(g: Any, fr: dict) -> None:
+    return None
+
+
+def compile_function(c: Compiler, fdef: FunctionDef, text: str, origin: TextOrigin) -> None:
+    """Compile a pure function's body (an expression over its parameters)."""
+    fn, _ = c.expression(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
+    fdef.fn = fn

@@ -1,0 +1,398 @@
+"""Parse rules-language text into the AST (see ast.py); errors carry text positions."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+
+from . import ast as A
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+
+class DslSyntaxError(Exception):
+    """A syntax error at (line, col) of the parsed text."""
+
+    def __init__(self, line: int, col: int, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.line, self.col, self.message, self.hint = line, col, message, hint
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
+                propagate_positions=True, maybe_placeholders=True, cache=False)
+
+
+_FRIENDLY = {
+    "_NL": "end of line", "$END": "end of text", "NAME": "a name", "NUMBER": "a number",
+    "STRING": "a string", "COMP_OP": "a comparison", "ADD_OP": "'+' or '-'", "MUL_OP": "'*', '/' or '%'",
+    "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','", "DOT": "'.'",
+    "EQUAL": "'='", "SEMICOLON": "';'", "SIDES": "dice sides like d6", "MINUS": "'-'",
+}
+
+
+def _friendly(term: str) -> str:
+    if term in _FRIENDLY:
+        return _FRIENDLY[term]
+    name = term.lstrip("_")
+    return f"'{name.lower()}'"
+
+
+def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
+    line = getattr(exc, "line", 0) or 0
+    col = getattr(exc, "column", 0) or 0
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            lines = text.splitlines() or [""]
+            line, col = len(lines), len(lines[-1]) + 1
+            found = "end of text"
+        elif tok.type == "_NL":
+            found = "end of line"
+        else:
+            found = f"'{tok}'"
+        expected = sorted({_friendly(t) for t in exc.expected if not t.startswith("__")})
+        hint = "expected " + ", ".join(expected[:8]) if expected else ""
+        if "'end'" in expected and tok.type == "$END":
+            hint = "a block opened with 'if', 'for', 'while' or 'repeat' is not closed with 'end'/'until'"
+        return DslSyntaxError(line, col, f"syntax error: unexpected {found}", hint)
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text.splitlines()[line - 1][col - 1] if line else "?"
+        hint = "strings use double quotes" if ch == "'" else ""
+        return DslSyntaxError(line, col, f"syntax error: unexpected character '{ch}'", hint)
+    if isinstance(exc, UnexpectedEOF):
+        return DslSyntaxError(line, col, "syntax error: unexpected end of text")
+    return DslSyntaxError(line, col, f"syntax error: {exc}")
+
+
+def parse_block(text: str) -> list[A.Node]:
+    """Parse a statement block."""
+    try:
+        tree = _lark().parse(text, start="start")
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, text) from None
+    return list(_build(tree))
+
+
+def _build(tree: Tree) -> Any:
+    try:
+        return _Builder().transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, DslSyntaxError):
+            raise exc.orig_exc from None
+        raise
+
+
+def parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
+    """Parse one expression; positions are shifted so the text starts at (line, col)."""
+    try:
+        tree = _lark().parse(text, start="expr")
+    except UnexpectedInput as exc:
+        err = _syntax_error(exc, text)
+        if err.line <= 1:
+            err.col += col - 1
+        err.line += line - 1
+        raise err from None
+    node = _build(tree)
+    if (line, col) != (1, 1):
+        for sub in A.walk(node):
+            ln, cl = sub.pos
+            sub.pos = (ln + line - 1, cl + col - 1 if ln == 1 else cl)
+    return node
+
+
+def _pos(meta: Any) -> A.Pos:
+    return (getattr(meta, "line", 1) or 1, getattr(meta, "column", 1) or 1)
+
+
+def _tpos(tok: Token) -> A.Pos:
+    return (tok.line or 1, tok.column or 1)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "{": "{", "}": "}"}
+
+
+def parse_string_token(tok: Token) -> A.Str:
+    """Split a string literal into text and ``{expression}`` parts."""
+    raw = str(tok)[1:-1]
+    line, col0 = _tpos(tok)
+    parts: list[str | A.Node] = []
+    buf: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            buf.append(_ESCAPES.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        if ch == "{":
+            end = raw.find("}", i + 1)
+            if end < 0:
+                raise DslSyntaxError(line, col0 + 1 + i, "unclosed '{' in string", "write \\{ for a literal brace")
+            if buf:
+                parts.append("".join(buf))
+                buf = []
+            inner = raw[i + 1:end]
+            if not inner.strip():
+                raise DslSyntaxError(line, col0 + 1 + i, "empty '{}' in string", "put an expression inside, or write \\{")
+            parts.append(parse_expr(inner, line, col0 + 2 + i))
+            i = end + 1
+            continue
+        buf.append(ch)
+        i += 1
+    if buf or not parts:
+        parts.append("".join(buf))
+    return A.Str(_tpos(tok), parts)
+
+
+def _block(x: Any) -> list[A.Node]:
+    return list(x) if x is not None else []
+
+
+@v_args(meta=True)
+class _Builder(Transformer):
+    """Lark tree → AST."""
+
+    # ---- structure
+    def start(self, meta, children):
+        return children[0]
+
+    def block(self, meta, children):
+        return [c for c in children if isinstance(c, A.Node)]
+
+    # ---- expressions
+    def number(self, meta, c):
+        return A.Num(_tpos(c[0]), int(c[0]))
+
+    def string(self, meta, c):
+        return parse_string_token(c[0])
+
+    def name(self, meta, c):
+        return A.Name(_tpos(c[0]), str(c[0]))
+
+    def every(self, meta, c):
+        return A.Every(_pos(meta), str(c[0]))
+
+    def attr(self, meta, c):
+        return A.Attr(_tpos(c[1]), c[0], str(c[1]))
+
+    def index(self, meta, c):
+        return A.Index(_pos(meta), c[0], c[1])
+
+    def args(self, meta, c):
+        return list(c)
+
+    def call(self, meta, c):
+        return A.Call(_tpos(c[0]), str(c[0]), c[1] or [])
+
+    def call_query(self, meta, c):
+        return A.CallQuery(_tpos(c[0]), str(c[0]), c[1])
+
+    def query(self, meta, c):
+        head, var, source, where = c
+        return A.Query(_pos(meta), head, str(var), source, where)
+
+    def list_(self, meta, c):
+        return A.ListLit(_pos(meta), c[0] or [])
+
+    def list_query(self, meta, c):
+        return A.ListQuery(_pos(meta), c[0])
+
+    def neg(self, meta, c):
+        return A.Unary(_pos(meta), "-", c[0])
+
+    def not_(self, meta, c):
+        return A.Unary(_pos(meta), "not", c[0])
+
+    def _chain(self, meta, c, op=None):
+        node = c[0]
+        i = 1
+        while i < len(c):
+            if isinstance(c[i], Token) and op is None:
+                node = A.BinOp(_tpos(c[i]), str(c[i]), node, c[i + 1])
+                i += 2
+            else:
+                node = A.BinOp(_pos(meta), op or "?", node, c[i])
+                i += 1
+        return node
+
+    def arith(self, meta, c):
+        return self._chain(meta, c)
+
+    def or_(self, meta, c):
+        return self._chain(meta, c, "or")
+
+    def and_(self, meta, c):
+        return self._chain(meta, c, "and")
+
+    def compare(self, meta, c):
+        if len(c) == 1 or c[1] is None:
+            return c[0]
+        return A.BinOp(_tpos(c[1]), str(c[1]), c[0], c[2])
+
+    def in_(self, meta, c):
+        return A.BinOp(_pos(meta), "in", c[0], c[1])
+
+    def not_in(self, meta, c):
+        return A.BinOp(_pos(meta), "notin", c[0], c[1])
+
+    def range_(self, meta, c):
+        if len(c) == 1 or c[1] is None:
+            return c[0]
+        return A.BinOp(_pos(meta), "..", c[0], c[1])
+
+    def cond_expr(self, meta, c):
+        return A.Cond(_pos(meta), c[0], c[1], c[2])
+
+    # ---- statements
+    def let_stmt(self, meta, c):
+        return A.Let(_pos(meta), str(c[0]), c[1])
+
+    def name_target(self, meta, c):
+        return A.Name(_tpos(c[0]), str(c[0]))
+
+    def attr_target(self, meta, c):
+        return A.Attr(_tpos(c[1]), c[0], str(c[1]))
+
+    def set_stmt(self, meta, c):
+        return A.Set(_pos(meta), c[0], c[1], "=")
+
+    def increase_stmt(self, meta, c):
+        return A.Set(_pos(meta), c[0], c[1], "+")
+
+    def decrease_stmt(self, meta, c):
+        return A.Set(_pos(meta), c[0], c[1], "-")
+
+    def move_stmt(self, meta, c):
+        return A.Move(_pos(meta), c[0], c[2], c[1] is not None)
+
+    def draw_stmt(self, meta, c):
+        return A.Draw(_pos(meta), c[0], c[1], c[2])
+
+    def shuffle_stmt(self, meta, c):
+        return A.Shuffle(_pos(meta), c[0])
+
+    def assigns(self, meta, c):
+        return list(c)
+
+    def assign(self, meta, c):
+        return (str(c[0]), c[1], _tpos(c[0]))
+
+    def create_stmt(self, meta, c):
+        kind, zone, fields, bind = c
+        return A.Create(_pos(meta), str(kind), zone, fields or [], str(bind) if bind else None)
+
+    def destroy_stmt(self, meta, c):
+        return A.Destroy(_pos(meta), c[0])
+
+    def roll_one_stmt(self, meta, c):
+        _die, sides, bind = c
+        return A.Roll(_pos(meta), None, int(str(sides)[1:]) if sides else 6, str(bind), None)
+
+    def roll_stmt(self, meta, c):
+        count, _dice, sides, bind, bonus = c
+        return A.Roll(_pos(meta), count, int(str(sides)[1:]) if sides else 6, str(bind), bonus)
+
+    def bonus(self, meta, c):
+        return c[0]
+
+    def choose_stmt(self, meta, c):
+        var, options, by, prompt, label = c
+        return A.Choose(_pos(meta), str(var), options, by, prompt, label)
+
+    def choose_action_stmt(self, meta, c):
+        _kw, group, by, bind = c
+        return A.ChooseAction(_pos(meta), str(group), by, str(bind) if bind else None)
+
+    def secret_stmt(self, meta, c):
+        pvar, players, var, options, prompt, label = c
+        return A.Secret(_pos(meta), str(pvar), players, str(var), options, prompt, label)
+
+    def elif_clause(self, meta, c):
+        return (c[0], _block(c[1]))
+
+    def if_stmt(self, meta, c):
+        branches = [(c[0], _block(c[1]))]
+        other = None
+        for item in c[2:]:
+            if isinstance(item, tuple):
+                branches.append(item)
+            elif item is not None:
+                other = _block(item)
+        return A.If(_pos(meta), branches, other)
+
+    def for_stmt(self, meta, c):
+        return A.For(_pos(meta), str(c[0]), c[1], c[2], _block(c[3]))
+
+    def repeat_stmt(self, meta, c):
+        return A.Repeat(_pos(meta), _block(c[0]), c[1])
+
+    def while_stmt(self, meta, c):
+        return A.While(_pos(meta), c[0], _block(c[1]))
+
+    def break_stmt(self, meta, c):
+        return A.Break(_pos(meta))
+
+    def call_stmt(self, meta, c):
+        return A.CallProc(_pos(meta), str(c[0]), c[1] or [], str(c[2]) if c[2] else None)
+
+    def return_stmt(self, meta, c):
+        return A.Return(_pos(meta), c[0])
+
+    def until_signal(self, meta, c):
+        return ("until", str(c[0]))
+
+    def while_cond(self, meta, c):
+        return ("while", c[0])
+
+    def once(self, meta, c):
+        return ("once", None)
+
+    def _modify(self, meta, c, mode):
+        point, value, when, duration = c
+        node = A.Modify(_pos(meta), str(point), value, mode, when)
+        if duration:
+            kind, arg = duration
+            if kind == "until":
+                node.until = arg
+            elif kind == "while":
+                node.while_ = arg
+            else:
+                node.once = True
+        return node
+
+    def modify_stmt(self, meta, c):
+        return self._modify(meta, c, "add")
+
+    def modify_to_stmt(self, meta, c):
+        return self._modify(meta, c, "set")
+
+    def signal_stmt(self, meta, c):
+        return A.Signal(_pos(meta), str(c[0]))
+
+    def consume_stmt(self, meta, c):
+        return A.Consume(_pos(meta), str(c[0]), c[1] or [])
+
+    def log_stmt(self, meta, c):
+        return A.Log(_pos(meta), c[0])
+
+    def game_over_stmt(self, meta, c):
+        return A.GameOver(_pos(meta), c[0])
+
+    def pass_stmt(self, meta, c):
+        return A.Pass(_pos(meta))
+
+
+def is_tree(x: Any) -> bool:
+    return isinstance(x, Tree)

@@ -1,0 +1,120 @@
+"""Static types of the rules language, as short strings.
+
+``int``, ``bool``, ``str``, ``none``, ``any``; ``ent:KIND`` (an entity id of that
+kind; ``ent:*`` for any kind); ``zone:KIND`` (a zone holding entities of that kind,
+``zone:*`` when mixed); ``list:T``; ``map:T`` (a value per player, from a secret
+choice). The checker is deliberately forgiving: ``any`` matches everything, so
+rule authors get errors only for mistakes that are certain.
+"""
+
+from __future__ import annotations
+
+INT, BOOL, STR, NONE, ANY = "int", "bool", "str", "none", "any"
+
+
+def is_list(t: str) -> bool:
+    return t.startswith("list:")
+
+
+def is_ent(t: str) -> bool:
+    return t.startswith("ent:")
+
+
+def is_zone(t: str) -> bool:
+    return t.startswith("zone:")
+
+
+def is_map(t: str) -> bool:
+    return t.startswith("map:")
+
+
+def arg(t: str) -> str:
+    """The parameter of a compound type (``list:int`` → ``int``)."""
+    return t.split(":", 1)[1] if ":" in t else ANY
+
+
+def list_of(t: str) -> str:
+    return f"list:{t}"
+
+
+def ent(kind: str) -> str:
+    return f"ent:{kind}"
+
+
+def element(t: str) -> str:
+    """The type of one item when iterating over a value of type ``t``."""
+    if is_list(t):
+        return arg(t)
+    if is_zone(t):
+        k = arg(t)
+        return ANY if k == "*" else ent(k)
+    if is_map(t):
+        return ent("player")
+    return ANY
+
+
+def iterable(t: str) -> bool:
+    return t == ANY or is_list(t) or is_zone(t) or is_map(t)
+
+
+def compatible(want: str, got: str) -> bool:
+    """Whether a value of type ``got`` may be used where ``want`` is expected."""
+    if want == ANY or got == ANY or want == got:
+        return True
+    if got == NONE:
+        return want not in (INT, BOOL)
+    if is_ent(want) and is_ent(got):
+        return arg(want) == "*" or arg(got) == "*"
+    if is_list(want) and (is_list(got) or is_zone(got)):
+        return compatible(arg(want), element(got))
+    if is_zone(want) and is_zone(got):
+        return arg(want) == "*" or arg(got) == "*"
+    return False
+
+
+def join(a: str, b: str) -> str:
+    """The type of a value that is either ``a`` or ``b``."""
+    if a == b:
+        return a
+    if a == NONE:
+        return b
+    if b == NONE:
+        return a
+    if is_ent(a) and is_ent(b):
+        return ent("*")
+    if is_list(a) and is_list(b):
+        return list_of(join(arg(a), arg(b)))
+    return ANY
+
+
+def describe(t: str) -> str:
+    """A reader-friendly name of a type for messages."""
+    if is_ent(t):
+        k = arg(t)
+        return "an entity" if k == "*" else f"a {k}"
+    if is_zone(t):
+        return "a zone"
+    if is_list(t):
+        return "a list"
+    if is_map(t):
+        return "a per-player map"
+    return {INT: "a number", BOOL: "true/false", STR: "text", NONE: "none", ANY: "a value"}.get(t, t)
+
+
+def parse_type(text: str, kinds: set[str]) -> str | None:
+    """Parse a type as written in YAML (``int``, ``card``, ``list of card``); None if unknown."""
+    t = " ".join(str(text).split())
+    if t in (INT, BOOL, STR, ANY):
+        return t
+    if t == "list":
+        return list_of(ANY)
+    if t.startswith("list of "):
+        inner = parse_type(t[len("list of "):], kinds)
+        return list_of(inner) if inner else None
+    if t == "zone":
+        return "zone:*"
+    if t in kinds:
+        return ent(t)
+    if t == "entity":
+        return ent("*")
+    return None

@@ -1,0 +1,509 @@
+"""Load a ruleset folder: manifest → files → overlays → schema → cross-references → compile.
+
+Every stage reports *all* its problems as located diagnostics; loading stops
+only after a stage that found errors (so one typo does not bury the report in
+follow-on noise).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
+from .dsl import types as T
+from .dsl.compiler import Compiler, compile_function
+from .model import (
+    PLAYER_KIND,
+    RESERVED_FIELDS,
+    ActionDef,
+    ActionParam,
+    FieldDef,
+    FunctionDef,
+    GlobalDef,
+    KindDef,
+    PointDef,
+    Procedure,
+    Ruleset,
+    TableDef,
+    ZoneDef,
+)
+from .overlay import apply_patches, merge_document
+from .schemas import validate
+from .yamlsource import PathKey, SourceMap, load_yaml
+
+MANIFEST = "ruleset.yaml"
+ENGINE_FORMAT = "ludus-1"
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("kinds", "zones", "globals", "entities", "tables", "functions", "modifier_points",
+            "procedures", "actions", "scoring", "patches")
+NAMESPACE_SECTIONS = ("entities", "globals", "zones", "tables", "functions", "modifier_points")
+
+
+def ruleset_dirs() -> list[Path]:
+    """Folders searched for bundled rulesets: ``$LUDUS_PATH`` entries, then rulesets/."""
+    dirs = [Path(p) for p in os.environ.get("LUDUS_PATH", "").split(os.pathsep) if p]
+    dirs.append(ROOT / "rulesets")
+    return dirs
+
+
+def bundled_names() -> list[str]:
+    names: set[str] = set()
+    for d in ruleset_dirs():
+        if d.is_dir():
+            names.update(p.name for p in d.iterdir() if (p / MANIFEST).is_file())
+    return sorted(names)
+
+
+def find_ruleset(spec: str, relative_to: Path | None = None) -> Path:
+    """Resolve a ruleset argument (folder, manifest file, or bundled name) to its manifest."""
+    candidates = []
+    p = Path(spec)
+    if relative_to is not None and not p.is_absolute():
+        candidates.append(relative_to / p)
+    candidates.append(p)
+    for c in candidates:
+        if c.is_dir() and (c / MANIFEST).is_file():
+            return (c / MANIFEST).resolve()
+        if c.is_file() and c.suffix in (".yaml", ".yml"):
+            return c.resolve()
+    if "/" not in spec and os.sep not in spec:
+        for d in ruleset_dirs():
+            if (d / spec / MANIFEST).is_file():
+                return (d / spec / MANIFEST).resolve()
+    raise LudusError([Diagnostic(Loc(spec), f"no ruleset '{spec}'",
+                                 did_you_mean(spec, bundled_names()) or
+                                 "give a folder holding ruleset.yaml, or one of: " + ", ".join(bundled_names()))])
+
+
+# ====================================================================== documents
+class Document:
+    """A merged ruleset document with positions, plus the manifest chain."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.smap = SourceMap()
+        self.manifests: list[tuple[Path, dict[str, Any], SourceMap]] = []
+
+
+def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path, ...] = ()) -> Document:
+    """Load a manifest and its files (and, first, the ruleset it extends)."""
+    manifest, msmap = load_yaml(manifest_path)
+    validate("manifest", manifest, msmap, diags)
+    if not isinstance(manifest, dict):
+        raise LudusError(diags)
+    folder = manifest_path.parent
+    doc = Document()
+    if manifest.get("extends"):
+        loc = msmap.loc(("extends",))
+        try:
+            parent = find_ruleset(str(manifest["extends"]), folder)
+        except LudusError:
+            diags.append(Diagnostic(loc, f"extends unknown ruleset '{manifest['extends']}'",
+                                    did_you_mean(str(manifest["extends"]), bundled_names())))
+            raise LudusError(diags) from None
+        if parent in seen + (manifest_path,):
+            chain = " -> ".join(p.parent.name for p in seen + (manifest_path, parent))
+            diags.append(Diagnostic(loc, f"extends cycle: {chain}", "a ruleset cannot extend itself, even indirectly"))
+            raise LudusError(diags)
+        doc = load_document(parent, diags, seen + (manifest_path,))
+    doc.manifests.append((manifest_path, manifest, msmap))
+    files = manifest.get("files") or []
+    patches: list[tuple[Any, SourceMap, PathKey]] = []
+    for i, name in enumerate(files):
+        fpath = folder / str(name)
+        if not fpath.is_file():
+            diags.append(Diagnostic(msmap.loc(("files", i)), f"file not found: {name}",
+                                    "check the name in 'files'"))
+            continue
+        try:
+            data, smap = load_yaml(fpath)
+        except LudusError as exc:
+            diags.extend(exc.diagnostics)
+            continue
+        if data is None:
+            continue
+        if not validate("rules", data, smap, diags):
+            continue
+        merge_document(doc, data, smap, diags)
+        if data.get("patches"):
+            patches.append((data["patches"], smap, ("patches",)))
+    for plist, smap, root in patches:
+        apply_patches(doc, plist, smap, root, diags)
+    return doc
+
+
+# ====================================================================== building
+def load_ruleset(spec: str | Path) -> Ruleset:
+    """Load, check and compile a ruleset; raises :class:`LudusError` with every problem found."""
+    diags: list[Diagnostic] = []
+    manifest_path = find_ruleset(str(spec))
+    doc = load_document(manifest_path, diags)
+    if diags:
+        raise LudusError(diags)
+    validate("rules", doc.data, doc.smap, diags)
+    if diags:
+        raise LudusError(diags)
+    path, manifest, msmap = doc.manifests[-1]
+    rs = _new_ruleset(doc, path, manifest)
+    _Builder(rs, doc, diags).build()
+    if diags:
+        raise LudusError(diags)
+    return rs
+
+
+def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any]) -> Ruleset:
+    players = manifest.get("players", {})
+    merged_manifest = {}
+    for _p, m, _s in doc.manifests:
+        merged_manifest.update({k: v for k, v in m.items() if k != "files"})
+    limits = merged_manifest.get("limits") or {}
+    digest_src = json.dumps({"engine": ENGINE_FORMAT, "manifest": merged_manifest, "data": doc.data},
+                            sort_keys=True, ensure_ascii=False)
+    players = merged_manifest.get("players", players)
+    return Ruleset(
+        name=str(manifest["ruleset"]), version=str(manifest.get("version", "0")),
+        title=str(manifest.get("title", manifest["ruleset"])),
+        min_players=int(players.get("min", 1)), max_players=int(players.get("max", players.get("min", 1))),
+        seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
+        digest=hashlib.sha256(digest_src.encode("utf-8")).hexdigest(), data=doc.data, smap=doc.smap,
+        step_budget=int(limits.get("steps", 200_000)), chain=[str(p) for p, _m, _s in doc.manifests])
+
+
+class _Builder:
+    """Turns the validated document into model definitions, then compiles every rule text."""
+
+    def __init__(self, rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
+        self.rs = rs
+        self.doc = doc
+        self.data = doc.data
+        self.smap = doc.smap
+        self.diags = diags
+        self.compiler = Compiler(rs, diags)
+
+    def err(self, path: PathKey, message: str, hint: str = "", key: bool = False) -> None:
+        self.diags.append(Diagnostic(self.smap.loc(path, key=key), message, hint))
+
+    def section(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name) or {}
+        return value if isinstance(value, dict) else {}
+
+    def build(self) -> None:
+        self.namespace()
+        self.kinds()
+        self.zones()
+        self.globals()
+        self.entities()
+        self.tables()
+        self.signatures()
+        if self.diags:
+            return
+        self.bodies()
+
+    # ------------------------------------------------------------ structure
+    def namespace(self) -> None:
+        """Bare names in rules must be unambiguous: one id may name one thing."""
+        owner: dict[str, tuple[str, str]] = {}
+        for sec in NAMESPACE_SECTIONS:
+            for eid in self.section(sec):
+                if sec == "zones" and (self.section("zones")[eid] or {}).get("per"):
+                    continue
+                if eid in owner:
+                    other_sec, _ = owner[eid]
+                    self.err((sec, eid), f"duplicate id '{eid}': it also names one of the {other_sec}",
+                             f"see {self.smap.loc((other_sec, eid), key=True)}; rename one", key=True)
+                else:
+                    owner[eid] = (sec, eid)
+        for sec in ("entities", "globals"):
+            for eid in self.section(sec):
+                if eid in ("players", "player_count", "none", "true", "false", "actor"):
+                    self.err((sec, eid), f"'{eid}' is a built-in name and cannot be an id", key=True)
+
+    def type_of(self, path: PathKey, text: Any) -> str:
+        t = T.parse_type(str(text), set(self.section("kinds")) | {PLAYER_KIND})
+        if t is None:
+            known = ["int", "bool", "str", "any", "list", "list of KIND", *self.section("kinds")]
+            self.err(path, f"unknown type '{text}'", did_you_mean(str(text), known) or
+                     "use int, bool, str, any, a kind name, or 'list of ...'")
+            return T.ANY
+        return t
+
+    def kinds(self) -> None:
+        rs = self.rs
+        kinds = dict(self.section("kinds"))
+        kinds.setdefault(PLAYER_KIND, {"fields": {}})
+        for name, spec in kinds.items():
+            spec = spec or {}
+            kd = KindDef(name, label=spec.get("label"), source=str(spec.get("source", "")))
+            rs.kinds[name] = kd
+        for name, spec in kinds.items():
+            spec = spec or {}
+            kd = rs.kinds[name]
+            for fname, fspec in (spec.get("fields") or {}).items():
+                path = ("kinds", name, "fields", fname)
+                if fname in RESERVED_FIELDS:
+                    self.err(path, f"'{fname}' is a built-in field of every entity", "choose another name", key=True)
+                    continue
+                if isinstance(fspec, dict):
+                    ftype = self.type_of(path + ("type",), fspec.get("type", "any"))
+                    default = fspec.get("default")
+                else:
+                    ftype = self.type_of(path, fspec)
+                    default = None
+                if default is not None:
+                    self.check_value(path + ("default",), ftype, default)
+                kd.fields[fname] = FieldDef(fname, ftype, default)
+            if kd.label and kd.label not in kd.fields:
+                self.err(("kinds", name, "label"), f"label field '{kd.label}' is not a field of {name}",
+                         did_you_mean(kd.label, kd.fields))
+
+    def zones(self) -> None:
+        rs = self.rs
+        for name, spec in self.section("zones").items():
+            spec = spec or {}
+            per = spec.get("per")
+            holds = spec.get("holds", "*")
+            for key, val in (("per", per), ("holds", holds)):
+                if val not in (None, "*") and val not in rs.kinds:
+                    self.err(("zones", name, key), f"unknown kind '{val}'", did_you_mean(str(val), rs.kinds))
+            vis = spec.get("visibility", "public")
+            if vis == "owner" and per != PLAYER_KIND:
+                self.err(("zones", name, "visibility"), "only zones 'per: player' can be visible to their owner",
+                         "use public or hidden")
+            z = ZoneDef(name, per, spec.get("order", "ordered") == "ordered", vis,
+                        holds if holds in rs.kinds else "*", str(spec.get("source", "")))
+            rs.zones[name] = z
+            if per in rs.kinds:
+                kd = rs.kinds[per]
+                if name in kd.fields:
+                    self.err(("zones", name), f"zone '{name}' has the name of a field of {per}", key=True)
+                kd.zones[name] = z
+
+    def globals(self) -> None:
+        for name, spec in self.section("globals").items():
+            path = ("globals", name)
+            gtype = self.type_of(path + ("type",), spec.get("type", "any"))
+            initial = spec.get("initial")
+            if initial is not None:
+                self.check_value(path + ("initial",), gtype, initial)
+            else:
+                from .runtime import type_default
+                initial = type_default(gtype)
+            self.rs.globals[name] = GlobalDef(name, gtype, initial)
+
+    def entities(self) -> None:
+        rs = self.rs
+        specs = self.section("entities")
+        # first pass: ids and kinds, so references between entities resolve in any order
+        expanded: list[tuple[str, str, dict[str, Any]]] = []
+        for eid, spec in specs.items():
+            path = ("entities", eid)
+            kind = spec.get("kind")
+            if kind not in rs.kinds:
+                self.err(path + ("kind",), f"unknown kind '{kind}'", did_you_mean(str(kind), rs.kinds))
+                continue
+            if kind == PLAYER_KIND:
+                self.err(path + ("kind",), "players are created by the engine, one per seat",
+                         "give player fields defaults in kinds: player")
+                continue
+            count = spec.get("count")
+            ids = [eid] if count is None else [f"{eid}_{i}" for i in range(1, int(count) + 1)]
+            for one in ids:
+                if one in rs.entities:
+                    self.err(path, f"duplicate id '{one}' (made by 'count')", key=True)
+                rs.entities[one] = {"kind": kind}
+                expanded.append((one, eid, spec))
+        for one, eid, spec in expanded:
+            path = ("entities", eid)
+            kd = rs.kinds[spec["kind"]]
+            rec = rs.entities[one]
+            for key, value in spec.items():
+                if key in ("kind", "count", "source", "note", "zone"):
+                    continue
+                if key not in kd.fields:
+                    self.err(path + (key,), f"{kd.name} has no field '{key}'",
+                             did_you_mean(key, kd.fields) or f"declare it under kinds: {kd.name}: fields", key=True)
+                    continue
+                self.check_value(path + (key,), kd.fields[key].type, value)
+                rec[key] = value
+            if spec.get("zone") is not None:
+                zkey = str(spec["zone"])
+                if self.zone_key_ok(path + ("zone",), zkey, kd.name):
+                    rec["zone"] = zkey
+
+    def zone_key_ok(self, path: PathKey, key: str, kind: str) -> bool:
+        name, _, owner = key.partition("@")
+        z = self.rs.zones.get(name)
+        if z is None:
+            self.err(path, f"unknown zone '{name}'", did_you_mean(name, self.rs.zones))
+            return False
+        if z.per is not None and not owner:
+            self.err(path, f"zone '{name}' belongs to each {z.per}: write '{name}@<{z.per} id>'")
+            return False
+        if owner:
+            if z.per is None:
+                self.err(path, f"zone '{name}' is a single zone; drop '@{owner}'")
+                return False
+            okind = self.rs.entities.get(owner, {}).get("kind")
+            if okind != z.per:
+                self.err(path, f"'{owner}' is not a {z.per}", did_you_mean(owner, [e for e, r in self.rs.entities.items() if r["kind"] == z.per]))
+                return False
+        if z.holds != "*" and z.holds != kind:
+            self.err(path, f"zone '{name}' holds {z.holds} entities, not {kind}")
+            return False
+        return True
+
+    def check_value(self, path: PathKey, type_: str, value: Any) -> None:
+        """Check a literal YAML value against a field type (references must name the right kind)."""
+        if value is None or type_ == T.ANY:
+            return
+        if type_ == T.INT:
+            if isinstance(value, bool) or not isinstance(value, int):
+                self.err(path, f"wrong type: expected a whole number, got {value!r}")
+        elif type_ == T.BOOL:
+            if not isinstance(value, bool):
+                self.err(path, f"wrong type: expected true or false, got {value!r}")
+        elif type_ == T.STR:
+            if not isinstance(value, str):
+                self.err(path, f"wrong type: expected text, got {value!r}")
+        elif T.is_list(type_):
+            if not isinstance(value, list):
+                self.err(path, f"wrong type: expected a list, got {value!r}")
+            else:
+                for i, item in enumerate(value):
+                    self.check_value(path + (i,), T.arg(type_), item)
+        elif T.is_ent(type_):
+            kind = T.arg(type_)
+            target = self.rs.entities.get(str(value))
+            if target is None:
+                ids = [e for e, r in self.rs.entities.items() if kind == "*" or r["kind"] == kind]
+                self.err(path, f"unknown {kind if kind != '*' else 'entity'} '{value}'", did_you_mean(str(value), ids))
+            elif kind != "*" and target["kind"] != kind:
+                self.err(path, f"wrong kind of id: '{value}' is a {target['kind']}, not a {kind}")
+
+    def tables(self) -> None:
+        for name, spec in self.section("tables").items():
+            keys = [str(k) for k in spec.get("keys", ["key"])]
+            rows = _expand_ranges(spec.get("rows") or {}, len(keys), self, ("tables", name, "rows"))
+            self.rs.tables[name] = TableDef(name, keys, rows, spec.get("default"), "default" in spec)
+
+    # ------------------------------------------------------------ rule texts
+    def params(self, path: PathKey, spec: Any) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for pname, ptype in (spec or {}).items():
+            out[pname] = self.type_of(path + (pname,), ptype)
+        return out
+
+    def signatures(self) -> None:
+        rs = self.rs
+        for name, spec in self.section("functions").items():
+            path = ("functions", name)
+            rs.functions[name] = FunctionDef(name, self.params(path + ("params",), spec.get("params")),
+                                             self.type_of(path + ("returns",), spec.get("returns", "any")),
+                                             loc=self.smap.loc(path, key=True))
+        for name, spec in self.section("modifier_points").items():
+            path = ("modifier_points", name)
+            rs.points[name] = PointDef(name, self.params(path + ("params",), spec.get("params")),
+                                       self.type_of(path + ("type",), spec.get("type", "int")),
+                                       loc=self.smap.loc(path, key=True))
+        for name, spec in self.section("procedures").items():
+            path = ("procedures", name)
+            rs.procedures[name] = Procedure(name, self.params(path + ("params",), spec.get("params")),
+                                            loc=self.smap.loc(path, key=True))
+        if "main" not in rs.procedures:
+            self.diags.append(Diagnostic(Loc(self.doc.manifests[-1][0].as_posix()),
+                                         "the ruleset has no 'main' procedure", "add procedures: main: do: ..."))
+        for name in ("setup", "main"):
+            if name in rs.procedures and rs.procedures[name].params:
+                self.err(("procedures", name, "params"), f"'{name}' cannot take parameters")
+        for name, spec in self.section("actions").items():
+            group = str(spec.get("group", "actions"))
+            rs.groups.setdefault(group, []).append(name)
+            rs.actions[name] = ActionDef(name, group, [], None, None,
+                                         Procedure("action:" + name, {}, loc=self.smap.loc(("actions", name), key=True)),
+                                         loc=self.smap.loc(("actions", name), key=True))
+
+    def text(self, path: PathKey) -> tuple[str, Any]:
+        value = self.smap.texts.get(path)
+        return str(_get(self.data, path)), value if value is not None else self.smap.text(path)
+
+    def bodies(self) -> None:
+        rs = self.rs
+        c = self.compiler
+        for name, fdef in rs.functions.items():
+            text, origin = self.text(("functions", name, "expr"))
+            compile_function(c, fdef, text, origin)
+        for name, pdef in rs.points.items():
+            text, origin = self.text(("modifier_points", name, "base"))
+            pdef.base, _ = c.expression(text, origin, dict(pdef.params), pdef.type, f"the base of '{name}'")
+        for name, proc in rs.procedures.items():
+            text, origin = self.text(("procedures", name, "do"))
+            c.procedure(proc, text, origin, dict(proc.params))
+        player = T.ent(PLAYER_KIND)
+        for name, action in rs.actions.items():
+            spec = self.section("actions")[name]
+            scope: dict[str, str] = {"actor": player}
+            for pname in spec.get("params") or {}:
+                text, origin = self.text(("actions", name, "params", pname))
+                fn, t = c.expression(text, origin, scope, None, f"the choices for '{pname}'")
+                if fn is not None and not T.iterable(t):
+                    self.err(("actions", name, "params", pname),
+                             f"wrong type: the choices for '{pname}' must be a list or zone, not {T.describe(t)}")
+                    fn = None
+                if fn is not None:
+                    fn = c.seq(fn, t)
+                el = T.element(t)
+                action.params.append(ActionParam(pname, el, fn))
+                scope[pname] = el
+            if "if" in spec:
+                text, origin = self.text(("actions", name, "if"))
+                action.cond, _ = c.expression(text, origin, scope, T.BOOL, "an action's 'if'")
+            if "label" in spec:
+                text, origin = self.text(("actions", name, "label"))
+                action.label = c.template(text, origin, scope)
+            action.proc.params = dict(scope)
+            text, origin = self.text(("actions", name, "do"))
+            c.procedure(action.proc, text, origin, scope)
+        scoring = self.data.get("scoring") or {}
+        scope = {"p": player}
+        if "score" in scoring:
+            text, origin = self.text(("scoring", "score"))
+            rs.scoring.score, _ = c.expression(text, origin, scope, T.INT, "the score")
+        for i, _tb in enumerate(scoring.get("tiebreaks") or []):
+            text, origin = self.text(("scoring", "tiebreaks", i))
+            fn, _ = c.expression(text, origin, scope, None)
+            if fn is not None:
+                rs.scoring.tiebreaks.append(fn)
+        if "evaluation" in scoring:
+            text, origin = self.text(("scoring", "evaluation"))
+            rs.scoring.evaluation, _ = c.expression(text, origin, scope, T.INT, "the evaluation")
+
+
+def _get(data: Any, path: PathKey) -> Any:
+    for k in path:
+        data = data[k]
+    return data
+
+
+def _expand_ranges(rows: dict[str, Any], depth: int, b: _Builder, path: PathKey) -> dict[str, Any]:
+    """Row keys like '2-4' stand for 2, 3 and 4 (handy for dice tables)."""
+    out: dict[str, Any] = {}
+    for key, value in rows.items():
+        sub = _expand_ranges(value, depth - 1, b, path + (key,)) if depth > 1 and isinstance(value, dict) else value
+        parts = str(key).split("-")
+        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+            lo, hi = int(parts[0]), int(parts[1])
+            if lo > hi:
+                b.err(path + (key,), f"empty range '{key}'", "write the smaller number first", key=True)
+            for k in range(lo, hi + 1):
+                if str(k) in out:
+                    b.err(path + (key,), f"row {k} appears twice", key=True)
+                out[str(k)] = sub
+        else:
+            if key in out:
+                b.err(path + (key,), f"row {key} appears twice", key=True)
+            out[str(key)] = sub
+    return out

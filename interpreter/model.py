@@ -1,0 +1,165 @@
+"""The compiled ruleset: definitions the runtime executes. Built by loader.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Loc
+
+# A compiled expression: (game, locals) -> value.
+ExprFn = Callable[[Any, dict], Any]
+# A compiled instruction: (game, frame) -> None.
+OpFn = Callable[[Any, dict], None]
+
+SCALAR_TYPES = ("int", "bool", "str", "any")
+PLAYER_KIND = "player"
+RESERVED_FIELDS = ("id", "kind", "zone")
+
+
+class RuleFault(Exception):
+    """A rule failed while running (bad value, missing row, runaway loop...).
+
+    ``loc`` is filled in by the innermost code that knows where it is.
+    """
+
+    def __init__(self, message: str, loc: Loc | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.message, self.loc, self.hint = message, loc, hint
+
+
+@dataclass
+class FieldDef:
+    name: str
+    type: str  # a type string, see types.py
+    default: Any = None
+
+
+@dataclass
+class ZoneDef:
+    name: str
+    per: str | None  # None: one global zone; else one zone per entity of this kind
+    ordered: bool
+    visibility: str  # public | owner | hidden
+    holds: str = "*"  # the kind of entity it holds, or '*'
+    source: str = ""
+
+    def key(self, owner: str | None) -> str:
+        return self.name if owner is None else f"{self.name}@{owner}"
+
+
+@dataclass
+class KindDef:
+    name: str
+    fields: dict[str, FieldDef] = field(default_factory=dict)
+    zones: dict[str, ZoneDef] = field(default_factory=dict)
+    label: str | None = None  # field used as the display name
+    source: str = ""
+
+
+@dataclass
+class GlobalDef:
+    name: str
+    type: str
+    initial: Any
+
+
+@dataclass
+class TableDef:
+    name: str
+    keys: list[str]
+    rows: dict[str, Any]
+    default: Any = None
+    has_default: bool = False
+
+
+@dataclass
+class FunctionDef:
+    name: str
+    params: dict[str, str]
+    returns: str
+    fn: ExprFn | None = None
+    loc: Loc | None = None
+
+
+@dataclass
+class PointDef:
+    name: str
+    params: dict[str, str]
+    type: str
+    base: ExprFn | None = None
+    loc: Loc | None = None
+
+
+@dataclass
+class Procedure:
+    name: str
+    params: dict[str, str]
+    code: list[OpFn] = field(default_factory=list)
+    locs: list[Loc] = field(default_factory=list)
+    loc: Loc | None = None
+
+
+@dataclass
+class ActionParam:
+    name: str
+    type: str
+    domain: ExprFn | None = None
+
+
+@dataclass
+class ActionDef:
+    name: str
+    group: str
+    params: list[ActionParam]
+    cond: ExprFn | None
+    label: ExprFn | None
+    proc: Procedure
+    loc: Loc | None = None
+
+
+@dataclass
+class ModifierSite:
+    """A compiled 'modify' statement: its condition and lifetime expressions."""
+
+    when: ExprFn | None
+    while_: ExprFn | None
+    captured: list[str]
+
+
+@dataclass
+class Scoring:
+    score: ExprFn | None = None
+    tiebreaks: list[ExprFn] = field(default_factory=list)
+    evaluation: ExprFn | None = None
+
+
+@dataclass
+class Ruleset:
+    """Everything needed to run a game; immutable once loaded."""
+
+    name: str
+    version: str
+    title: str
+    min_players: int
+    max_players: int
+    seats: list[str]
+    folder: str
+    digest: str
+    data: dict[str, Any]  # the merged, validated ruleset document (for docs and `where`)
+    smap: Any  # SourceMap of ``data``
+    kinds: dict[str, KindDef] = field(default_factory=dict)
+    zones: dict[str, ZoneDef] = field(default_factory=dict)
+    globals: dict[str, GlobalDef] = field(default_factory=dict)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # static entities, expanded
+    tables: dict[str, TableDef] = field(default_factory=dict)
+    functions: dict[str, FunctionDef] = field(default_factory=dict)
+    points: dict[str, PointDef] = field(default_factory=dict)
+    procedures: dict[str, Procedure] = field(default_factory=dict)
+    actions: dict[str, ActionDef] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    sites: dict[str, ModifierSite] = field(default_factory=dict)
+    scoring: Scoring = field(default_factory=Scoring)
+    step_budget: int = 200_000
+    chain: list[str] = field(default_factory=list)  # the manifest files, base first

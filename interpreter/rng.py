@@ -1,0 +1,40 @@
+"""A tiny seeded random generator whose whole state is one integer (so it lives in the JSON state).
+
+SplitMix64: fast, well distributed, and identical on every platform and Python
+version, which the byte-identical log guarantee needs (``random.Random`` would
+tie saved games to CPython's implementation details).
+"""
+
+from __future__ import annotations
+
+_MASK = (1 << 64) - 1
+
+
+def seed_state(seed: int | str) -> int:
+    """Turn a user seed (int or text) into a generator state."""
+    if isinstance(seed, str):
+        value = 0
+        for ch in seed.encode("utf-8"):
+            value = (value * 131 + ch) & _MASK
+        seed = value
+    return (int(seed) * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) & _MASK
+
+
+def next_u64(state: int) -> tuple[int, int]:
+    """Return (new state, 64 random bits)."""
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, z ^ (z >> 31)
+
+
+def below(state: int, n: int) -> tuple[int, int]:
+    """Return (new state, uniform integer in [0, n)) by rejection sampling."""
+    if n <= 1:
+        return state, 0
+    limit = (1 << 64) - ((1 << 64) % n)
+    while True:
+        state, x = next_u64(state)
+        if x < limit:
+            return state, x % n

@@ -1,0 +1,799 @@
+"""The game runtime: an explicit-stack interpreter over a plain-JSON state.
+
+The whole game lives in ``Game.state`` — entities, zones, globals, modifier
+records, the random generator, the pending decision and the interpreter's own
+continuation (a stack of frames: procedure, instruction index, locals). Any
+state can be saved with ``json.dumps`` and resumed with :meth:`Game.resume` in
+another process; the continuation is identical because compiled code is looked
+up by procedure name and instruction index.
+
+The runtime knows no game: it moves entities between zones, sets fields, rolls
+dice, asks players to choose, and reads values through modifier points.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import rng
+from .diagnostics import Diagnostic, Loc, LudusError
+from .model import PLAYER_KIND, ActionDef, FunctionDef, Procedure, RuleFault, Ruleset
+
+STATE_FORMAT = 1
+MAX_DEPTH = 200
+_EMPTY: list = []
+
+
+class IllegalChoice(Exception):
+    """A choice that is not one of the offered ones; the state is untouched."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One legal choice at a pause."""
+
+    index: int
+    label: str
+    value: Any
+
+
+def type_default(type_: str) -> Any:
+    if type_ == "int":
+        return 0
+    if type_ == "bool":
+        return False
+    if type_ == "str":
+        return ""
+    if type_.startswith("list:"):
+        return []
+    return None
+
+
+def _rank_value(v: Any) -> int:
+    """Scores and tie-breakers compare as numbers: true is 1, false 0, none lowest."""
+    if v is None:
+        return -(1 << 62)
+    return int(v) if isinstance(v, bool | int) else 0
+
+
+def _copy(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class Game:
+    """A game in progress. Create with :meth:`new` or :meth:`resume`."""
+
+    def __init__(self, rs: Ruleset, state: dict[str, Any]) -> None:
+        self.rs = rs
+        self.state = state
+        self.log: list[dict[str, Any]] = []
+        self.atomic = True
+        self._procs: dict[str, Procedure] = dict(rs.procedures)
+        for aid, action in rs.actions.items():
+            self._procs["action:" + aid] = action.proc
+        self._after_setup: Callable[[Game], None] | None = None
+        self._depth = 0
+        self._bind()
+
+    def _bind(self) -> None:
+        st = self.state
+        self.ents: dict[str, dict[str, Any]] = st["entities"]
+        self.zones: dict[str, list[str]] = st["zones"]
+        self.glob: dict[str, Any] = st["globals"]
+        self.players: list[str] = st["players"]
+        self._kind_index: dict[str, list[str]] | None = None
+
+    # ================================================================ creation
+    @classmethod
+    def new(cls, rs: Ruleset, players: int | None = None, seed: int | str = 0,
+            after_setup: Callable[[Game], None] | None = None, dice: Sequence[int] = ()) -> Game:
+        """Start a game: build the initial state, run ``setup`` and ``main`` to the first pause."""
+        n = players if players is not None else rs.min_players
+        if not rs.min_players <= n <= rs.max_players:
+            raise LudusError([Diagnostic(Loc(rs.folder), f"{rs.name} is for {rs.min_players} to "
+                                         f"{rs.max_players} players, not {n}", "choose --players in that range")])
+        seats = rs.seats[:n] if len(rs.seats) >= n else [f"p{i + 1}" for i in range(n)]
+        state: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "ruleset": {"name": rs.name, "version": rs.version, "digest": rs.digest},
+            "seed": seed,
+            "players": seats,
+            "globals": {name: _copy(g.initial) for name, g in rs.globals.items()},
+            "entities": {},
+            "zones": {},
+            "modifiers": [],
+            "rng": rng.seed_state(seed),
+            "forced_dice": [int(d) for d in dice],
+            "next_id": 1,
+            "next_modifier": 1,
+            "stack": [],
+            "pending": None,
+            "result": None,
+        }
+        game = cls(rs, state)
+        game.log.append({"type": "header", "ludus_log": 1, "ruleset": rs.name, "version": rs.version,
+                         "digest": rs.digest, "players": seats, "seed": seed})
+        game._populate()
+        if "main" in rs.procedures:
+            state["stack"].append(game._frame("main", {}, None))
+        if "setup" in rs.procedures:
+            state["stack"].append(game._frame("setup", {}, None))
+        game._after_setup = after_setup
+        if "setup" not in rs.procedures and after_setup is not None:
+            after_setup(game)
+            game._after_setup = None
+        game._guarded(game._run)
+        return game
+
+    @classmethod
+    def resume(cls, rs: Ruleset, state: dict[str, Any]) -> Game:
+        """Continue a saved game (the state is used as is, not copied)."""
+        saved = state.get("ruleset", {})
+        if saved.get("name") != rs.name or saved.get("digest") != rs.digest:
+            raise LudusError([Diagnostic(Loc(rs.folder), f"this state was saved by ruleset "
+                                         f"'{saved.get('name')}' ({str(saved.get('digest'))[:12]}), not by "
+                                         f"'{rs.name}' ({rs.digest[:12]})",
+                                         "resume with the same ruleset files it was saved with")])
+        return cls(rs, state)
+
+    def _populate(self) -> None:
+        rs = self.rs
+        player_kind = rs.kinds.get(PLAYER_KIND)
+        for p in self.players:
+            rec: dict[str, Any] = {"kind": PLAYER_KIND, "zone": None}
+            if player_kind:
+                for f in player_kind.fields.values():
+                    rec[f.name] = _copy(f.default) if f.default is not None else type_default(f.type)
+            self.ents[p] = rec
+        for eid, spec in rs.entities.items():
+            kind = rs.kinds[spec["kind"]]
+            rec = {"kind": kind.name, "zone": None}
+            for f in kind.fields.values():
+                rec[f.name] = _copy(spec[f.name]) if f.name in spec else (
+                    _copy(f.default) if f.default is not None else type_default(f.type))
+            self.ents[eid] = rec
+        for zname, z in rs.zones.items():
+            if z.per is None:
+                self.zones[zname] = []
+        for eid, rec in self.ents.items():
+            for zname in rs.kinds[rec["kind"]].zones if rec["kind"] in rs.kinds else ():
+                self.zones[f"{zname}@{eid}"] = []
+        for eid, spec in rs.entities.items():
+            if spec.get("zone"):
+                self._place(eid, spec["zone"], False)
+
+    @staticmethod
+    def _frame(proc: str, locals_: dict[str, Any], ret: str | None) -> dict[str, Any]:
+        return {"proc": proc, "pc": 0, "locals": locals_, "ret": ret}
+
+    # ================================================================ public API
+    @property
+    def pending(self) -> dict[str, Any] | None:
+        return self.state["pending"]
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.state["result"]
+
+    @property
+    def over(self) -> bool:
+        return self.state["result"] is not None
+
+    def deciders(self) -> list[str]:
+        """Players who may make a choice now (several during a secret choice)."""
+        p = self.state["pending"]
+        if p is None:
+            return []
+        if p["type"] == "secret":
+            return [q for q in p["players"] if q not in p["answers"]]
+        return [p["player"]]
+
+    def choices(self, player: str | None = None) -> list[Choice]:
+        """The finite, labelled list of legal choices for ``player`` (default: the first decider)."""
+        p = self.state["pending"]
+        if p is None:
+            return []
+        if player is None:
+            ds = self.deciders()
+            if not ds:
+                return []
+            player = ds[0]
+        options = self._options_for(p, player)
+        return [Choice(i, o["label"], o["value"]) for i, o in enumerate(options or [])]
+
+    def _options_for(self, p: dict[str, Any], player: str) -> list[dict[str, Any]] | None:
+        if p["type"] == "secret":
+            if player in p["answers"] or player not in p["players"]:
+                return None
+            return p["players"][player]["options"]
+        return p["options"] if p["player"] == player else None
+
+    def apply(self, choice: int | str, player: str | None = None, dice: Sequence[int] | None = None) -> None:
+        """Make a choice (by index, or by exact label) for ``player``.
+
+        Raises :class:`IllegalChoice` and leaves the state untouched if it is not legal.
+        ``dice`` forces the next die results (for tests and rulebook examples).
+        """
+        st = self.state
+        p = st["pending"]
+        if st["result"] is not None:
+            raise IllegalChoice("the game is over")
+        if p is None:
+            raise IllegalChoice("no decision is pending")
+        if player is None:
+            ds = self.deciders()
+            player = ds[0]
+        options = self._options_for(p, player)
+        if options is None:
+            who = ", ".join(self.deciders())
+            raise IllegalChoice(f"it is not {self.label_of(player)}'s decision (waiting for {who})")
+        if isinstance(choice, bool) or not isinstance(choice, int | str):
+            raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
+        if isinstance(choice, str):
+            matches = [i for i, o in enumerate(options) if o["label"] == choice]
+            if not matches:
+                labels = "; ".join(o["label"] for o in options[:12])
+                raise IllegalChoice(f"'{choice}' is not one of the {len(options)} choices: {labels}")
+            index = matches[0]
+        else:
+            index = choice
+            if not 0 <= index < len(options):
+                raise IllegalChoice(f"choice {index} is out of range: there are {len(options)} choices (0-{len(options) - 1})")
+        if dice is not None:
+            for d in dice:
+                if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+                    raise IllegalChoice(f"forced dice must be positive whole numbers, not {d!r}")
+        snapshot = _copy(st) if self.atomic else None
+        log_len = len(self.log)
+        try:
+            option = options[index]
+            self.log.append({"type": "choice", "player": player, "index": index, "label": option["label"]})
+            if dice:
+                st["forced_dice"].extend(int(d) for d in dice)
+            self._resolve(p, player, option["value"])
+            self._run()
+        except RuleFault as fault:
+            self._rollback(snapshot, log_len)
+            raise self._located(fault) from None
+        except LudusError:
+            self._rollback(snapshot, log_len)
+            raise
+
+    def _rollback(self, snapshot: dict[str, Any] | None, log_len: int) -> None:
+        if snapshot is not None:
+            self.state = snapshot
+            self._bind()
+        del self.log[log_len:]
+
+    def _resolve(self, p: dict[str, Any], player: str, value: Any) -> None:
+        st = self.state
+        if p["type"] == "choice":
+            st["pending"] = None
+            st["stack"][-1]["locals"][p["var"]] = _copy(value)
+        elif p["type"] == "action":
+            st["pending"] = None
+            args = dict(_copy(value["args"]))
+            args["actor"] = player
+            self.push("action:" + value["action"], args, p.get("bind"), None)
+        else:
+            p["answers"][player] = _copy(value)
+            if len(p["answers"]) == len(p["players"]):
+                st["pending"] = None
+                st["stack"][-1]["locals"][p["var"]] = {q: p["answers"][q] for q in p["players"]}
+
+    def view(self, player: str | None) -> dict[str, Any]:
+        """What ``player`` may see (``None``: a spectator): hidden zones show only their size."""
+        st = self.state
+        out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
+        zones: dict[str, Any] = {}
+        hidden: set[str] = set()
+        for key, items in st["zones"].items():
+            if self._visible(key, player):
+                zones[key] = list(items)
+            else:
+                zones[key] = {"hidden": len(items)}
+                hidden.update(items)
+        out["zones"] = zones
+        out["entities"] = {e: dict(r) for e, r in st["entities"].items() if e not in hidden}
+        p = st["pending"]
+        if p is None:
+            out["pending"] = None
+        elif p["type"] == "secret":
+            out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
+                              "players": {q: v for q, v in p["players"].items() if q == player},
+                              "answers": {q: v for q, v in p["answers"].items() if q == player}}
+        elif p["player"] == player:
+            out["pending"] = _copy(p)
+        else:
+            out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
+        return _copy(out)
+
+    def _visible(self, key: str, player: str | None) -> bool:
+        name, _, owner = key.partition("@")
+        z = self.rs.zones.get(name)
+        if z is None or z.visibility == "public":
+            return True
+        return z.visibility == "owner" and player is not None and owner == player
+
+    def to_json(self) -> str:
+        """The state as JSON text (save)."""
+        return json.dumps(self.state, ensure_ascii=False, separators=(",", ":"))
+
+    # ================================================================ the loop
+    def _guarded(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except RuleFault as fault:
+            raise self._located(fault) from None
+
+    def _located(self, fault: RuleFault) -> LudusError:
+        loc = fault.loc or Loc(self.rs.folder)
+        return LudusError([Diagnostic(loc, fault.message, fault.hint)])
+
+    def _run(self) -> None:
+        st = self.state
+        stack = st["stack"]
+        procs = self._procs
+        budget = self.rs.step_budget
+        steps = 0
+        while st["pending"] is None and st["result"] is None:
+            if not stack:
+                self.finish("the rules ran to their end")
+                return
+            fr = stack[-1]
+            proc = procs[fr["proc"]]
+            pc = fr["pc"]
+            code = proc.code
+            if pc >= len(code):
+                self.ret(None)
+                continue
+            fr["pc"] = pc + 1
+            try:
+                code[pc](self, fr)
+            except RuleFault as fault:
+                if fault.loc is None:
+                    fault.loc = proc.locs[pc]
+                raise
+            except RecursionError:
+                raise RuleFault("rules nested too deeply (a function calls itself without end?)",
+                                proc.locs[pc]) from None
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                raise RuleFault(f"rule failed: {type(exc).__name__}: {exc}", proc.locs[pc]) from None
+            steps += 1
+            if steps > budget:
+                raise RuleFault(f"runaway rules: more than {budget} steps without a decision",
+                                proc.locs[pc], "a loop never ends; check its 'until'/'while' condition")
+            stack = st["stack"]
+
+    # ================================================================ frames
+    def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None:
+        stack = self.state["stack"]
+        if len(stack) >= MAX_DEPTH:
+            raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
+        stack.append(self._frame(name, args, bind))
+
+    def ret(self, value: Any) -> None:
+        stack = self.state["stack"]
+        fr = stack.pop()
+        if stack and fr.get("ret"):
+            stack[-1]["locals"][fr["ret"]] = value
+        if fr["proc"] == "setup" and self._after_setup is not None and len(stack) == 1:
+            hook, self._after_setup = self._after_setup, None
+            hook(self)
+
+    # ================================================================ values
+    def label_of(self, v: Any) -> str:
+        """How a value reads in logs and labels."""
+        if v is None:
+            return "none"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, str):
+            e = self.ents.get(v)
+            if e is None:
+                return v
+            kind = self.rs.kinds.get(e["kind"])
+            if kind is not None and kind.label and e.get(kind.label) not in (None, ""):
+                return str(e[kind.label])
+            return v
+        if isinstance(v, list):
+            return ", ".join(self.label_of(x) for x in v)
+        if isinstance(v, dict):
+            return ", ".join(f"{self.label_of(k)}: {self.label_of(x)}" for k, x in v.items())
+        return str(v)
+
+    @staticmethod
+    def sort_key(v: Any) -> tuple:
+        return (type(v).__name__, v) if not isinstance(v, list | dict) else ("z", json.dumps(v, sort_keys=True))
+
+    def attr_fault(self, obj: Any, name: str, loc: Loc | None) -> RuleFault:
+        if obj is None:
+            return RuleFault(f"cannot read '{name}' of none", loc, "check that the value is set first")
+        if obj not in self.ents:
+            return RuleFault(f"cannot read '{name}' of {self.label_of(obj)}: it is not an entity", loc)
+        return RuleFault(f"{self.label_of(obj)} has no field '{name}'", loc)
+
+    def get_attr(self, obj: Any, name: str, loc: Loc | None) -> Any:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+            raise RuleFault(f"no '{name}' in {self.label_of(obj)}", loc)
+        e = self.ents.get(obj) if isinstance(obj, str) else None
+        if e is None:
+            raise self.attr_fault(obj, name, loc)
+        if name in e:
+            return e[name]
+        if name == "id":
+            return obj
+        kind = self.rs.kinds.get(e["kind"])
+        if kind is not None and name in kind.zones:
+            return f"{name}@{obj}"
+        raise self.attr_fault(obj, name, loc)
+
+    def index_value(self, obj: Any, key: Any, loc: Loc | None) -> Any:
+        if isinstance(obj, dict):
+            if key in obj:
+                return obj[key]
+            raise RuleFault(f"no entry {self.label_of(key)} in {self.label_of(obj)}", loc)
+        if isinstance(obj, list) and isinstance(key, int):
+            if -len(obj) <= key < len(obj):
+                return obj[key]
+            raise RuleFault(f"index {key} is outside a list of {len(obj)}", loc)
+        if isinstance(obj, str) and self._zone_def(obj) is not None and isinstance(key, int):
+            return self.index_value(self.zone_items(obj), key, loc)
+        raise RuleFault(f"cannot index {self.label_of(obj)}", loc)
+
+    def as_seq(self, v: Any) -> list:
+        if isinstance(v, list):
+            return v
+        if isinstance(v, dict):
+            return list(v)
+        if isinstance(v, str) and self._zone_def(v) is not None:
+            return self.zone_items(v)
+        raise RuleFault(f"cannot go through {self.label_of(v)}: it is not a list or zone")
+
+    def as_map(self, v: Any, loc: Loc | None) -> dict:
+        if isinstance(v, dict):
+            return v
+        raise RuleFault(f"{self.label_of(v)} is not a per-player map", loc)
+
+    def kind_ids(self, kind: str) -> list[str]:
+        if self._kind_index is None:
+            idx: dict[str, list[str]] = {}
+            for eid, e in self.ents.items():
+                idx.setdefault(e["kind"], []).append(eid)
+            self._kind_index = idx
+        return list(self._kind_index.get(kind, _EMPTY))
+
+    def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
+        if self._depth > MAX_DEPTH:
+            raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
+        self._depth += 1
+        try:
+            assert fdef.fn is not None
+            return fdef.fn(self, args)
+        finally:
+            self._depth -= 1
+
+    def distance(self, a: Any, b: Any, field: Any, loc: Loc | None) -> int | None:
+        """Fewest steps from ``a`` to ``b`` following the list field ``field`` (none if unreachable)."""
+        if a == b:
+            return 0
+        seen = {a}
+        frontier = [a]
+        steps = 0
+        while frontier:
+            steps += 1
+            nxt = []
+            for x in frontier:
+                e = self.ents.get(x)
+                if e is None or not isinstance(e.get(field), list):
+                    raise RuleFault(f"distance(): {self.label_of(x)} has no list field '{field}'", loc)
+                for y in e[field]:
+                    if y == b:
+                        return steps
+                    if y not in seen:
+                        seen.add(y)
+                        nxt.append(y)
+            frontier = nxt
+        return None
+
+    # ================================================================ zones & entities
+    def _zone_def(self, key: str) -> Any:
+        name, _, owner = key.partition("@")
+        z = self.rs.zones.get(name)
+        if z is None:
+            return None
+        if (z.per is None) != (owner == ""):
+            return None
+        if owner:
+            e = self.ents.get(owner)
+            if e is None or e["kind"] != z.per:
+                return None
+        return z
+
+    def zone_items(self, key: Any) -> list[str]:
+        items = self.zones.get(key)
+        if items is not None:
+            return items
+        if not isinstance(key, str) or self._zone_def(key) is None:
+            raise RuleFault(f"{self.label_of(key)} is not a zone")
+        return _EMPTY
+
+    def zone_owner(self, key: Any) -> str | None:
+        if not isinstance(key, str):
+            return None
+        _, _, owner = key.partition("@")
+        return owner or None
+
+    def set_field(self, obj: Any, name: str, value: Any, op: str, loc: Loc | None) -> None:
+        e = self.ents.get(obj) if isinstance(obj, str) else None
+        if e is None:
+            raise self.attr_fault(obj, name, loc)
+        if name not in e or name in ("kind", "zone"):
+            raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
+        if op == "=":
+            e[name] = value
+            return
+        cur = e[name]
+        if not isinstance(cur, int) or isinstance(cur, bool):
+            raise RuleFault(f"cannot change {self.label_of(obj)}.{name} by a number: it is {self.label_of(cur)}", loc)
+        e[name] = cur + value if op == "+" else cur - value
+
+    def _place(self, eid: str, key: str, top: bool) -> None:
+        e = self.ents[eid]
+        old = e["zone"]
+        if old is not None:
+            items = self.zones.get(old)
+            if items is not None and eid in items:
+                items.remove(eid)
+        items = self.zones.get(key)
+        if items is None:
+            items = self.zones[key] = []
+        if top:
+            items.insert(0, eid)
+        else:
+            items.append(eid)
+        e["zone"] = key
+
+    def move(self, eid: Any, key: Any, top: bool, loc: Loc | None) -> None:
+        if not isinstance(eid, str) or eid not in self.ents:
+            raise RuleFault(f"cannot move {self.label_of(eid)}: it is not an entity", loc)
+        z = self._zone_def(key) if isinstance(key, str) else None
+        if z is None:
+            raise RuleFault(f"cannot move to {self.label_of(key)}: it is not a zone", loc)
+        kind = self.ents[eid]["kind"]
+        if z.holds != "*" and kind != z.holds:
+            raise RuleFault(f"zone '{z.name}' holds {z.holds} entities, not {kind} '{self.label_of(eid)}'", loc)
+        self._place(eid, key, top)
+
+    def shuffle(self, key: Any) -> None:
+        items = self.zone_items(key)
+        st = self.state
+        state = st["rng"]
+        for i in range(len(items) - 1, 0, -1):
+            state, j = rng.below(state, i + 1)
+            items[i], items[j] = items[j], items[i]
+        st["rng"] = state
+
+    def create(self, kind: str, fields: dict[str, Any], zone: Any, loc: Loc | None) -> str:
+        st = self.state
+        kdef = self.rs.kinds[kind]
+        while True:
+            eid = f"{kind}_{st['next_id']}"
+            st["next_id"] += 1
+            if eid not in self.ents:
+                break
+        rec: dict[str, Any] = {"kind": kind, "zone": None}
+        for f in kdef.fields.values():
+            rec[f.name] = _copy(f.default) if f.default is not None else type_default(f.type)
+        rec.update(fields)
+        self.ents[eid] = rec
+        for zname in kdef.zones:
+            self.zones[f"{zname}@{eid}"] = []
+        self._kind_index = None
+        if zone is not None:
+            self.move(eid, zone, False, loc)
+        return eid
+
+    def destroy(self, eid: Any, loc: Loc | None) -> None:
+        e = self.ents.get(eid) if isinstance(eid, str) else None
+        if e is None:
+            raise RuleFault(f"cannot destroy {self.label_of(eid)}: it is not an entity", loc)
+        if e["kind"] == PLAYER_KIND:
+            raise RuleFault("players cannot be destroyed", loc)
+        if e["zone"] is not None and eid in self.zones.get(e["zone"], _EMPTY):
+            self.zones[e["zone"]].remove(eid)
+        for zname in self.rs.kinds[e["kind"]].zones:
+            if self.zones.get(f"{zname}@{eid}"):
+                raise RuleFault(f"cannot destroy {self.label_of(eid)}: its zone '{zname}' is not empty", loc)
+            self.zones.pop(f"{zname}@{eid}", None)
+        del self.ents[eid]
+        self._kind_index = None
+
+    # ================================================================ dice & log
+    def roll(self, n: int, sides: int, bonus: int | None, loc: Loc | None) -> list[int]:
+        """Roll ``n`` dice; with ``bonus``, each die showing that face adds a die (no limit)."""
+        if n < 0 or n > 10_000:
+            raise RuleFault(f"cannot roll {n} dice", loc)
+        st = self.state
+        forced = st["forced_dice"]
+        state = st["rng"]
+        values: list[int] = []
+        left = n
+        while left > 0:
+            if forced:
+                v = forced.pop(0)
+                if not 1 <= v <= sides:
+                    raise RuleFault(f"forced die {v} is not a result of a d{sides}", loc)
+            else:
+                state, r = rng.below(state, sides)
+                v = r + 1
+            values.append(v)
+            left -= 1
+            if bonus is not None and v == bonus:
+                left += 1
+                if len(values) > 10_000:
+                    raise RuleFault("bonus dice chain too long", loc)
+        st["rng"] = state
+        self.log.append({"type": "dice", "values": values})
+        return values
+
+    def narrate(self, text: str) -> None:
+        self.log.append({"type": "text", "text": text})
+
+    # ================================================================ choices
+    def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
+                  label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]:
+        out = []
+        L2 = dict(L)
+        for v in values:
+            if label is not None:
+                L2[var] = v
+                text = self.label_of(label(self, L2))
+            else:
+                text = self.label_of(v)
+            out.append({"label": text, "value": _copy(v)})
+        return out
+
+    def _check_player(self, player: Any, loc: Loc | None) -> str:
+        if player not in self.players:
+            raise RuleFault(f"{self.label_of(player)} is not a player and cannot decide", loc)
+        return player
+
+    def ask(self, player: Any, options: Sequence[Any], var: str, L: dict[str, Any], prompt: Any,
+            label: Callable[[Any, dict], Any] | None, loc: Loc | None) -> None:
+        player = self._check_player(player, loc)
+        if not options:
+            raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
+                            loc, "guard the choice with a condition, or offer a 'none' option")
+        self.state["pending"] = {"type": "choice", "player": player,
+                                 "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
+                                 "var": var, "options": self._labelled(list(options), var, L, label)}
+
+    def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None) -> None:
+        player = self._check_player(player, loc)
+        options = self.action_options(player, group)
+        if not options:
+            raise RuleFault(f"no action of group '{group}' is legal for {self.label_of(player)}", loc,
+                            "add an action that is always legal, such as passing")
+        self.state["pending"] = {"type": "action", "player": player, "prompt": f"choose an action ({group})",
+                                 "group": group, "bind": bind, "options": options}
+
+    def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
+        """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order."""
+        out: list[dict[str, Any]] = []
+        for aid in self.rs.groups[group]:
+            action = self.rs.actions[aid]
+            self._enumerate(action, 0, {"actor": player}, out)
+        return out
+
+    def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        if i == len(action.params):
+            if action.cond is not None and not action.cond(self, L):
+                return
+            label = self.label_of(action.label(self, L)) if action.label is not None else action.name
+            args = {p.name: L[p.name] for p in action.params}
+            out.append({"label": label, "value": {"action": action.name, "args": _copy(args)}})
+            return
+        param = action.params[i]
+        assert param.domain is not None
+        for v in list(param.domain(self, L)):
+            L2 = dict(L)
+            L2[param.name] = v
+            self._enumerate(action, i + 1, L2, out)
+
+    def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
+                   L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,
+                   label: Callable[[Any, dict], Any] | None, loc: Loc | None) -> None:
+        per: dict[str, Any] = {}
+        for p in players:
+            p = self._check_player(p, loc)
+            L2 = dict(L)
+            L2[pvar] = p
+            values = list(options(self, L2))
+            if not values:
+                raise RuleFault(f"{self.label_of(p)} must secretly choose '{var}' but there is nothing to choose from", loc)
+            text = self.label_of(prompt(self, L2)) if prompt is not None else f"secretly choose {var}"
+            per[p] = {"prompt": text, "options": self._labelled(values, var, L2, label)}
+        if not per:
+            self.state["stack"][-1]["locals"][var] = {}
+            return
+        self.state["pending"] = {"type": "secret", "var": var, "players": per, "answers": {}}
+
+    # ================================================================ modifiers
+    def point(self, name: str, args: list[Any]) -> Any:
+        """Read a modifier point: its base value changed by every active modifier, oldest first."""
+        pdef = self.rs.points[name]
+        L = dict(zip(pdef.params, args, strict=True))
+        assert pdef.base is not None
+        value = pdef.base(self, L)
+        for rec in self.state["modifiers"]:
+            if rec["point"] != name or not self._applies(rec, L):
+                continue
+            value = value + rec["value"] if rec["mode"] == "add" else rec["value"]
+        return value
+
+    def _applies(self, rec: dict[str, Any], L: dict[str, Any]) -> bool:
+        site = self.rs.sites[rec["site"]]
+        if site.when is None and site.while_ is None:
+            return True
+        L2 = dict(rec["captured"])
+        L2.update(L)
+        if site.while_ is not None and not site.while_(self, L2):
+            return False
+        return site.when is None or bool(site.when(self, L2))
+
+    def add_modifier(self, rec: dict[str, Any]) -> None:
+        st = self.state
+        rec["id"] = st["next_modifier"]
+        st["next_modifier"] += 1
+        st["modifiers"].append(rec)
+
+    def signal(self, name: str) -> None:
+        """End every modifier lasting 'until' this signal, and every 'while' whose condition is false."""
+        keep = []
+        for rec in self.state["modifiers"]:
+            if rec["until"] == name:
+                continue
+            site = self.rs.sites[rec["site"]]
+            if site.while_ is not None and not site.while_(self, dict(rec["captured"])):
+                continue
+            keep.append(rec)
+        self.state["modifiers"] = keep
+
+    def consume(self, name: str, args: list[Any]) -> None:
+        """Use up the one-use ('once') modifiers that apply to this reading."""
+        pdef = self.rs.points[name]
+        L = dict(zip(pdef.params, args, strict=True))
+        self.state["modifiers"] = [r for r in self.state["modifiers"]
+                                   if not (r["point"] == name and r["once"] and self._applies(r, L))]
+
+    # ================================================================ the end
+    def finish(self, reason: str) -> None:
+        st = self.state
+        sc = self.rs.scoring
+        scores: dict[str, Any] = {}
+        keys: dict[str, tuple] = {}
+        for p in self.players:
+            L = {"p": p}
+            s = sc.score(self, L) if sc.score else 0
+            scores[p] = s
+            keys[p] = tuple(_rank_value(v) for v in (s, *(tb(self, L) for tb in sc.tiebreaks)))
+        ranking = sorted(self.players, key=lambda p: keys[p], reverse=True)
+        best = keys[ranking[0]] if ranking else ()
+        winners = [p for p in ranking if keys[p] == best]
+        st["result"] = {"reason": reason, "scores": scores, "ranking": ranking, "winners": winners}
+        st["pending"] = None
+        st["stack"] = []
+        self.log.append({"type": "end", "result": _copy(st["result"])})

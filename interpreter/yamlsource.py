@@ -1,0 +1,200 @@
+"""YAML reading that remembers where every value came from.
+
+ruamel.yaml's round-trip loader keeps line/column data on every mapping and
+sequence. We convert the tree to plain Python data (fast to work with, trivially
+JSON-able) and keep the positions in a side table keyed by the value's path, so
+that any later stage (schema, cross-references, the rules-language compiler,
+even a runtime error) can point back into the author's file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
+
+from .diagnostics import Loc, LudusError, error
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TextOrigin:
+    """Where a string scalar's text starts, so offsets inside it map to the file."""
+
+    loc: Loc  # position of the first character of the text
+    block: bool  # literal/folded block: text line n is file line loc.line + n - 1
+
+    def locate(self, line: int, col: int) -> Loc:
+        """Map a 1-based (line, col) inside the string to a file location."""
+        if self.block:
+            return Loc(self.loc.file, self.loc.line + line - 1, self.loc.col + col - 1)
+        if line == 1:
+            return Loc(self.loc.file, self.loc.line, self.loc.col + col - 1)
+        return Loc(self.loc.file, self.loc.line + line - 1, col)
+
+
+@dataclass
+class SourceMap:
+    """Positions of values (and of mapping keys) by path; shared by merged documents."""
+
+    values: dict[PathKey, Loc] = field(default_factory=dict)
+    keys: dict[PathKey, Loc] = field(default_factory=dict)
+    texts: dict[PathKey, TextOrigin] = field(default_factory=dict)
+
+    def loc(self, path: PathKey, *, key: bool = False) -> Loc:
+        """The location of ``path`` (or of its key), falling back to the nearest ancestor."""
+        table = self.keys if key else self.values
+        p = tuple(path)
+        while p:
+            if p in table:
+                return table[p]
+            if p in self.values:
+                return self.values[p]
+            p = p[:-1]
+        return self.values.get((), Loc("<unknown>"))
+
+    def text(self, path: PathKey) -> TextOrigin:
+        """The text origin of the string at ``path`` (approximate when unknown)."""
+        found = self.texts.get(tuple(path))
+        if found is not None:
+            return found
+        return TextOrigin(self.loc(path), block=False)
+
+    def drop(self, prefix: PathKey) -> None:
+        """Forget every position at or below ``prefix`` (before replacing that value)."""
+        n = len(prefix)
+        for table in (self.values, self.keys, self.texts):
+            for k in [k for k in table if k[:n] == prefix]:
+                del table[k]
+
+    def graft(self, other: SourceMap, src: PathKey, dst: PathKey) -> None:
+        """Copy positions under ``src`` in ``other`` to live under ``dst`` here."""
+        n = len(src)
+        for mine, theirs in ((self.values, other.values), (self.keys, other.keys)):
+            for k, v in theirs.items():
+                if k[:n] == src:
+                    mine[dst + k[n:]] = v
+        for k, t in other.texts.items():
+            if k[:n] == src:
+                self.texts[dst + k[n:]] = t
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.allow_duplicate_keys = False
+    return y
+
+
+def load_yaml(path: Path | str, root: PathKey = ()) -> tuple[Any, SourceMap]:
+    """Load one YAML file into plain data and a :class:`SourceMap` rooted at ``root``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(Loc(str(p)), "file not found", "check the path, or the 'files' list of the manifest") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(Loc(str(p)), f"cannot read file: {exc}") from None
+    return load_yaml_text(text, str(p), root)
+
+
+def load_yaml_text(text: str, filename: str, root: PathKey = ()) -> tuple[Any, SourceMap]:
+    """Parse YAML ``text`` (named ``filename`` in messages)."""
+    try:
+        doc = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        col = mark.column + 1 if mark else 0
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        if "found duplicate key" in str(exc):
+            problem = "duplicate key" + problem[len("found duplicate key"):] if problem.startswith("found duplicate key") else problem
+        hint = "each id may appear only once in a mapping" if "duplicate" in problem else "check indentation, colons and quotes"
+        raise error(Loc(filename, line, col), f"YAML syntax: {problem}", hint) from None
+    except Exception as exc:  # ruamel raises a few unmarked errors too
+        raise error(Loc(filename, 1, 1), f"YAML syntax: {exc}") from None
+    lines = text.splitlines()
+    smap = SourceMap()
+    smap.values[root] = Loc(filename, 1, 1)
+    data = _convert(doc, root, smap, filename, lines)
+    return data, smap
+
+
+def _block_indent(lines: list[str], indicator_line: int) -> int:
+    """Column (1-based) where a block scalar's content starts."""
+    for raw in lines[indicator_line + 1:]:
+        if raw.strip():
+            return len(raw) - len(raw.lstrip(" ")) + 1
+    return 1
+
+
+def _note_scalar(value: Any, path: PathKey, line0: int, col0: int, smap: SourceMap, filename: str,
+                 lines: list[str]) -> None:
+    loc = Loc(filename, line0 + 1, col0 + 1)
+    smap.values[path] = loc
+    if isinstance(value, LiteralScalarString | FoldedScalarString):
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0)), block=True)
+    elif isinstance(value, DoubleQuotedScalarString | SingleQuotedScalarString):
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 1, col0 + 2), block=False)
+    elif isinstance(value, str):
+        smap.texts[path] = TextOrigin(loc, block=False)
+
+
+def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: list[str]) -> Any:
+    if isinstance(node, CommentedMap):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            k = str(key) if not isinstance(key, bool) else ("true" if key else "false")
+            kpath = path + (k,)
+            try:
+                kl, kc = node.lc.key(key)
+                smap.keys[kpath] = Loc(filename, kl + 1, kc + 1)
+                vl, vc = node.lc.value(key)
+            except (KeyError, TypeError, AttributeError):
+                vl, vc = (node.lc.line, node.lc.col)
+            if isinstance(value, CommentedMap | CommentedSeq):
+                smap.values[kpath] = Loc(filename, value.lc.line + 1, value.lc.col + 1)
+            else:
+                _note_scalar(value, kpath, vl, vc, smap, filename, lines)
+            out[k] = _convert(value, kpath, smap, filename, lines)
+        return out
+    if isinstance(node, CommentedSeq):
+        items: list[Any] = []
+        for i, value in enumerate(node):
+            ipath = path + (i,)
+            try:
+                il, ic = node.lc.item(i)
+            except (KeyError, TypeError, AttributeError):
+                il, ic = (node.lc.line, node.lc.col)
+            if isinstance(value, CommentedMap | CommentedSeq):
+                smap.values[ipath] = Loc(filename, value.lc.line + 1, value.lc.col + 1)
+            else:
+                _note_scalar(value, ipath, il, ic, smap, filename, lines)
+            items.append(_convert(value, ipath, smap, filename, lines))
+        return items
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node)
+
+
+def raise_if(diags: list) -> None:
+    """Raise a :class:`LudusError` carrying ``diags`` when there are any."""
+    if diags:
+        raise LudusError(list(diags))
