@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
@@ -14,7 +13,7 @@ from .bots import BOT_KINDS, Bot, make_bot
 from .diagnostics import LudusError
 from .docsgen import reconstructed, render, where
 from .gamelog import dump_entry, replay
-from .loader import bundled_names, find_ruleset, load_ruleset
+from .loader import bundled_names, load_ruleset
 from .model import Ruleset
 from .runtime import Game, IllegalChoice
 from .scenario import run_scenario

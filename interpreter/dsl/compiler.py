@@ -10,6 +10,7 @@ below: the language is a sandbox.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ BUILTIN_NAMES = {"players": T.list_of(T.ent(PLAYER_KIND)), "player_count": T.INT
 BUILTIN_FUNCS: dict[str, tuple[int, int]] = {
     "count": (1, 1), "sum": (1, 1), "min": (1, -1), "max": (1, -1), "any": (1, 1), "all": (1, 1),
     "first": (1, 1), "last": (1, 1), "abs": (1, 1), "sort": (1, 1), "reverse": (1, 1),
-    "index_of": (2, 2), "next_in": (2, 2), "owner": (1, 1), "label": (1, 1), "str": (1, 1),
+    "index_of": (2, 2), "next_in": (2, 2), "owner": (1, 1), "str": (1, 1),
     "distance": (3, 3), "keys": (1, 1), "unique": (1, 1), "list": (1, 1),
 }
 QUERY_FUNCS = {"count", "sum", "min", "max", "any", "all", "first", "last", "list", "sort", "unique"}
@@ -141,10 +142,10 @@ class Compiler:
         pieces: list[Callable[[Any, dict], str]] = []
         for part in n.parts:
             if isinstance(part, str):
-                pieces.append(lambda g, L, s=part: s)
+                pieces.append(_const_text(part))
             else:
                 fn, _ = self.expr(part, scope)
-                pieces.append(lambda g, L, fn=fn: g.label_of(fn(g, L)))
+                pieces.append(_label_text(fn))
         return (lambda g, L: "".join(p(g, L) for p in pieces)), T.STR
 
     def x_Name(self, n: A.Name, scope: Scope) -> tuple[ExprFn, str]:
@@ -441,7 +442,7 @@ class Compiler:
             return next_in, T.element(t0)
         if name == "owner":
             return (lambda g, L: g.zone_owner(f0(g, L))), T.ent("*")
-        if name in ("label", "str"):
+        if name == "str":
             return (lambda g, L: g.label_of(f0(g, L))), T.STR
         if name == "distance":
             f1 = args[1][0]
@@ -572,10 +573,8 @@ class _Builder:
 
     def block(self, stmts: list[A.Node], scope: Scope) -> None:
         for s in stmts:
-            try:
+            with contextlib.suppress(_Abort):  # already reported; keep checking the next statements
                 getattr(self, "s_" + type(s).__name__)(s, scope)
-            except _Abort:
-                pass
 
     # --------------------------------------------------------- simple statements
     def s_Pass(self, s: A.Pass, scope: Scope) -> None:
@@ -984,7 +983,7 @@ class _Builder:
                            if isinstance(n, A.Name) and n.name in scope and n.name not in point.params})
         site = f"{self.proc.name}#{self.here()}"
         c.rs.sites[site] = ModifierSite(when, while_, captured)
-        record = {"point": s.point, "mode": s.mode, "until": s.until, "once": s.once}
+        record: dict[str, Any] = {"point": s.point, "mode": s.mode, "until": s.until, "once": s.once}
         source = str(c.loc(s.pos))
 
         def modify(g: Any, fr: dict) -> None:
@@ -1006,6 +1005,14 @@ class _Builder:
         args = c.check_args(s, list(point.params.items()), scope, f"modifier point '{s.point}'")
         name = s.point
         self.emit(lambda g, fr: g.consume(name, [a(g, fr["locals"]) for a in args]), s.pos)
+
+
+def _const_text(text: str) -> Callable[[Any, dict], str]:
+    return lambda g, L: text
+
+
+def _label_text(fn: ExprFn) -> Callable[[Any, dict], str]:
+    return lambda g, L: g.label_of(fn(g, L))
 
 
 def _nop(g: Any, fr: dict) -> None:

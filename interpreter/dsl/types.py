@@ -59,7 +59,7 @@ def iterable(t: str) -> bool:
 
 def compatible(want: str, got: str) -> bool:
     """Whether a value of type ``got`` may be used where ``want`` is expected."""
-    if want == ANY or got == ANY or want == got:
+    if ANY in (want, got) or want == got:
         return True
     if got == NONE:
         return want not in (INT, BOOL)

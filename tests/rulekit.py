@@ -1,0 +1,97 @@
+"""Build small throwaway rulesets for engine tests."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from interpreter import Game, load_ruleset
+from interpreter.model import Ruleset
+
+BASE_COMPONENTS = """
+kinds:
+  player:
+    source: T 1
+    fields:
+      score: int
+  card:
+    source: T 1
+    label: name
+    fields:
+      name: str
+      value: int
+  token:
+    source: T 1
+    fields:
+      value: int
+      owner: player
+zones:
+  deck:
+    source: T 1
+    holds: card
+    visibility: hidden
+  pile:
+    source: T 1
+    visibility: public
+  hand:
+    source: T 1
+    per: player
+    holds: card
+    visibility: owner
+entities:
+  ace:
+    source: T 1
+    kind: card
+    name: Ace
+    value: 1
+    zone: deck
+  two:
+    source: T 1
+    kind: card
+    name: Two
+    value: 2
+    zone: deck
+  three:
+    source: T 1
+    kind: card
+    name: Three
+    value: 3
+    zone: deck
+"""
+
+
+def make_ruleset(root: Path, files: dict[str, str], *, name: str = "kit", players: str = "{min: 1, max: 4}",
+                 extra_manifest: str = "", components: bool = True) -> Path:
+    """Write a ruleset folder under ``root``; returns the folder."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    all_files = ({"components.yaml": BASE_COMPONENTS} if components else {}) | files
+    for fname, text in all_files.items():
+        (folder / fname).write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    listed = "\n".join(f"  - {f}" for f in all_files)
+    (folder / "ruleset.yaml").write_text(
+        f"ruleset: {name}\nversion: '1'\ntitle: Test kit\nplayers: {players}\n"
+        f"seats: [red, blue, green, yellow]\n{extra_manifest}files:\n{listed}\n", encoding="utf-8")
+    return folder
+
+
+def program(root: Path, code: str, *, globals_: dict[str, tuple[str, Any]] | None = None, extra: str = "",
+            procs: str = "", players: int = 2, seed: int = 1, dice: list[int] | None = None) -> Game:
+    """Run ``code`` as the body of 'main' in the kit ruleset and return the game."""
+    glob = {"out": ("any", None)} | (globals_ or {})
+    lines = ["globals:"]
+    for gname, (gtype, initial) in glob.items():
+        lines += [f"  {gname}:", "    source: T 2", f"    type: {gtype}"]
+        if initial is not None:
+            lines.append(f"    initial: {initial!r}" if not isinstance(initial, bool) else f"    initial: {str(initial).lower()}")
+    body = textwrap.indent(textwrap.dedent(code).strip("\n"), "      ")
+    rules = ("\n".join(lines) + "\nprocedures:\n  main:\n    source: T 2\n    do: |\n" + body + "\n"
+             + textwrap.indent(textwrap.dedent(procs).strip("\n"), "  ") + "\n" + textwrap.dedent(extra))
+    folder = make_ruleset(root, {"rules.yaml": rules})
+    rs = load_ruleset(folder)
+    return Game.new(rs, players, seed, dice=dice or [])
+
+
+def load(root: Path, files: dict[str, str], **kw: Any) -> Ruleset:
+    return load_ruleset(make_ruleset(root, files, **kw))

@@ -1,0 +1,124 @@
+"""Everything an author writes is checked before play; all errors at once, each located."""
+
+from __future__ import annotations
+
+import pytest
+from rulekit import load
+
+from interpreter import LudusError
+
+
+def errors(tmp_path, rules: str) -> list[str]:
+    with pytest.raises(LudusError) as err:
+        load(tmp_path, {"rules.yaml": rules})
+    return [str(d) for d in err.value.diagnostics]
+
+
+def only(messages: list[str]) -> str:
+    assert len(messages) == 1, messages
+    return messages[0]
+
+
+MAIN = """
+procedures:
+  main:
+    source: T 1
+    do: |
+      {code}
+"""
+
+
+def check(tmp_path, code: str) -> str:
+    return only(errors(tmp_path, MAIN.replace("{code}", code)))
+
+
+def test_unknown_name_has_a_hint_and_exact_position(tmp_path):
+    msg = check(tmp_path, "move ace to dekc")
+    assert msg.endswith("rules.yaml:5:19: error: unknown name 'dekc' (did you mean 'deck'?)")
+
+
+def test_unknown_field_of_a_kind(tmp_path):
+    msg = check(tmp_path, "let v = ace.valeu")
+    assert msg.endswith("rules.yaml:5:19: error: card has no field or zone 'valeu' (did you mean 'value'?)")
+
+
+def test_wrong_types(tmp_path):
+    assert check(tmp_path, 'let v = ace.value + "x" * 2').endswith(
+        "rules.yaml:5:27: error: wrong type: '*' needs numbers, not text")
+    assert check(tmp_path, "if ace.value then pass end").endswith(
+        "rules.yaml:5:14: error: wrong type: an 'if' condition must be true/false, not a number")
+    assert check(tmp_path, "let v = count(for c in deck where c.value)").endswith(
+        "wrong type: a 'where' condition must be true/false, not a number")
+    assert check(tmp_path, "set ace.value = two").endswith(
+        "wrong type: cannot store a card where a number is kept")
+
+
+def test_wrong_arity_and_unknown_procedures(tmp_path):
+    assert check(tmp_path, "let v = max()").endswith("max() takes 1 or more argument(s), got 0")
+    assert check(tmp_path, "call nowhere()").endswith("unknown procedure 'nowhere'")
+
+
+def test_syntax_errors_point_inside_the_block(tmp_path):
+    rules = MAIN.replace("{code}", "let a = 1\n      if a > then\n      end")
+    msg = only(errors(tmp_path, rules))
+    assert ":6:14: error: syntax error: unexpected 'then'" in msg
+
+
+def test_all_errors_are_reported_together(tmp_path):
+    rules = MAIN.replace("{code}", "move ace to dekc\n      let x = nope\n      call gone()")
+    assert len(errors(tmp_path, rules)) == 3
+
+
+def test_reference_checks_on_data(tmp_path):
+    msgs = errors(tmp_path, """
+        entities:
+          four:
+            source: T 1
+            kind: card
+            value: many
+            zone: dekc
+          tok:
+            source: T 1
+            kind: token
+            owner: ace
+        procedures:
+          main:
+            source: T 1
+            do: pass
+    """)
+    text = "\n".join(msgs)
+    assert "rules.yaml:5:12: error: wrong type: expected a whole number, got 'many'" in text
+    assert "rules.yaml:6:11: error: unknown zone 'dekc' (did you mean 'deck'?)" in text
+    assert "rules.yaml:10:12: error: wrong kind of id: 'ace' is a card, not a player" in text
+
+
+def test_duplicate_ids_across_files_name_both_places(tmp_path):
+    with pytest.raises(LudusError) as err:
+        load(tmp_path, {"more.yaml": """
+            entities:
+              ace:
+                source: T 1
+                kind: card
+            procedures:
+              main:
+                source: T 1
+                do: pass
+        """})
+    msg = str(err.value)
+    assert "more.yaml:2:3: error: duplicate id 'ace' in entities" in msg
+    assert "first defined at" in msg and "components.yaml" in msg
+
+
+def test_schema_errors_are_located_with_hints(tmp_path):
+    msgs = errors(tmp_path, """
+        procedures:
+          main:
+            sorce: T 1
+            do: pass
+          other:
+            source: reconstructed
+            do: pass
+    """)
+    text = "\n".join(msgs)
+    assert "rules.yaml:3:5: error: unknown key 'sorce' in procedures/main (did you mean 'source'?)" in text
+    assert "missing 'note' in procedures/other" in text

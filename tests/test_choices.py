@@ -1,0 +1,129 @@
+"""Pauses: choose, action menus, secret simultaneous picks; illegal choices change nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rulekit import program
+
+from interpreter import IllegalChoice, LudusError
+
+ACTIONS = """
+actions:
+  take:
+    source: T 6
+    group: turn
+    params:
+      card: "[c for c in deck where c.value <= limit]"
+    if: "count(actor.hand) < 2"
+    label: "Take {card} ({card.value})"
+    do: |
+      move card to actor.hand
+      return card.value
+  stop:
+    source: T 6
+    group: turn
+    label: Stop
+    do: |
+      set done = true
+"""
+
+
+def test_choose_offers_labelled_options_and_binds_the_answer(tmp_path):
+    game = program(tmp_path, """
+        choose c from deck by first(players) prompt "Pick one" label "{c} worth {c.value}"
+        set out = c
+    """)
+    assert game.pending["prompt"] == "Pick one"
+    assert [c.label for c in game.choices()] == ["Ace worth 1", "Two worth 2", "Three worth 3"]
+    assert game.deciders() == ["red"]
+    game.apply("Two worth 2")
+    assert game.glob["out"] == "two"
+
+
+def test_action_menu_lists_every_legal_action_with_arguments(tmp_path):
+    game = program(tmp_path, """
+        repeat
+          choose action from turn by first(players) as got
+          if got != none then
+            set out = got
+          end
+        until done
+    """, globals_={"done": ("bool", False), "limit": ("int", 2)}, extra=ACTIONS)
+    assert [c.label for c in game.choices()] == ["Take Ace (1)", "Take Two (2)", "Stop"]
+    game.apply(1)
+    assert game.glob["out"] == 2  # the action's return value
+    assert [c.label for c in game.choices()] == ["Take Ace (1)", "Stop"]
+    game.apply(0)
+    assert [c.label for c in game.choices()] == ["Stop"]  # the 'if' now forbids taking
+    game.apply("Stop")
+    assert game.over
+
+
+def test_secret_choices_are_collected_then_revealed_together(tmp_path):
+    game = program(tmp_path, """
+        for each p in players do
+          draw 1 from deck to p.hand
+        end
+        for each p in players choose secretly pick from p.hand label "{pick.value}"
+        set out = [pick[p] for p in players]
+    """)
+    assert game.deciders() == ["red", "blue"]
+    assert [c.label for c in game.choices("red")] == ["1"]
+    assert [c.label for c in game.choices("blue")] == ["2"]
+    game.apply(0, "blue")
+    assert game.deciders() == ["red"]
+    assert game.view("red")["pending"]["answers"] == {}  # red cannot see blue's pick
+    with pytest.raises(IllegalChoice, match="not blue's decision"):
+        game.apply(0, "blue")
+    game.apply(0, "red")
+    assert game.glob["out"] == ["ace", "two"]
+
+
+def test_illegal_choices_are_refused_and_change_nothing(tmp_path):
+    game = program(tmp_path, "choose c from deck by first(players)\nset out = c")
+    before = game.to_json()
+    log_before = list(game.log)
+    for bad, reason in [(3, "out of range"), (-1, "out of range"), ("Four", "not one of the 3 choices"),
+                        (1.5, "index or a label"), (True, "index or a label")]:
+        with pytest.raises(IllegalChoice, match=reason):
+            game.apply(bad)  # type: ignore[arg-type]
+        assert game.to_json() == before
+        assert game.log == log_before
+    with pytest.raises(IllegalChoice, match="not blue's decision"):
+        game.apply(0, "blue")
+    assert game.to_json() == before
+
+
+def test_a_rule_failing_after_a_choice_rolls_the_choice_back(tmp_path):
+    game = program(tmp_path, "choose n from [1, 0] by first(players)\nset out = 10 / n")
+    before = game.to_json()
+    with pytest.raises(LudusError, match="division by zero"):
+        game.apply(1)
+    assert game.to_json() == before
+    game.apply(0)
+    assert game.glob["out"] == 10
+
+
+def test_nothing_to_choose_is_a_located_error(tmp_path):
+    with pytest.raises(LudusError, match=r"rules\.yaml:9:\d+: error: red must choose 'c' but there is nothing"):
+        program(tmp_path, "choose c from [x for x in deck where x.value > 5] by first(players)")
+
+
+def test_views_hide_hidden_zones_other_hands_and_the_machinery(tmp_path):
+    game = program(tmp_path, """
+        draw 1 from deck to first(players).hand
+        choose c from first(players).hand by first(players)
+    """)
+    red = game.view("red")
+    blue = game.view("blue")
+    assert red["zones"]["hand@red"] == ["ace"]
+    assert blue["zones"]["hand@red"] == {"hidden": 1}
+    assert blue["zones"]["deck"] == {"hidden": 2}
+    assert "ace" not in json.dumps(blue)
+    assert "two" not in json.dumps(red)  # the deck is face down for everyone
+    for view in (red, blue):
+        assert not {"rng", "stack", "forced_dice"} & set(view)
+    assert blue["pending"] == {"type": "choice", "player": "red", "prompt": "choose c"}
+    assert red["pending"]["options"][0]["value"] == "ace"

@@ -1,0 +1,199 @@
+"""The rules language: statements, control flow, procedures, dice, zones and modifiers."""
+
+from __future__ import annotations
+
+import pytest
+from rulekit import program
+
+from interpreter import LudusError
+
+
+def test_control_flow(tmp_path):
+    game = program(tmp_path, """
+        let acc = []
+        for each x in 1..10 where x % 2 == 1 do
+          if x == 7 then
+            break
+          elif x == 3 then
+            set acc = acc + [0]
+          else
+            set acc = acc + [x]
+          end
+        end
+        let n = 0
+        while n < 3 do
+          increase n by 1
+        end
+        repeat
+          decrease n by 2
+        until n < 0
+        set out = [acc, n]
+    """)
+    assert game.glob["out"] == [[1, 0, 5], -1]
+
+
+def test_loops_iterate_over_a_snapshot_and_leave_no_iterator_behind(tmp_path):
+    game = program(tmp_path, """
+        for each c in deck do
+          move c to pile
+        end
+        set out = [count(deck), count(pile)]
+    """)
+    assert game.glob["out"] == [0, 3]
+    assert game.result is not None  # ran to the end
+
+
+def test_procedures_take_arguments_and_return_values(tmp_path):
+    procs = """
+      double:
+        source: T 2
+        params: {x: int}
+        do: |
+          return x * 2
+      fact:
+        source: T 2
+        params: {n: int}
+        do: |
+          if n <= 1 then
+            return 1
+          end
+          call fact(n - 1) as smaller
+          return n * smaller
+    """
+    game = program(tmp_path, "call double(21) as a\ncall fact(5) as b\nset out = [a, b]", procs=procs)
+    assert game.glob["out"] == [42, 120]
+
+
+def test_endless_recursion_is_a_located_error(tmp_path):
+    procs = """
+      forever:
+        source: T 2
+        do: |
+          call forever()
+    """
+    with pytest.raises(LudusError, match=r"rules\.yaml:\d+:\d+: error: procedure calls nested more than 200 deep"):
+        program(tmp_path, "call forever()", procs=procs)
+
+
+def test_runaway_loop_hits_the_step_budget_with_its_location(tmp_path):
+    with pytest.raises(LudusError) as err:
+        program(tmp_path, "let n = 0\nrepeat\n  increase n by 1\nuntil n < 0")
+    text = str(err.value)
+    assert "runaway rules: more than 200000 steps without a decision" in text
+    assert "a loop never ends" in text
+    assert ":12:" in text or ":11:" in text  # inside the loop, not at the top of the file
+
+
+def test_bonus_dice_chain_each_six_adds_a_die(tmp_path):
+    # The Place Governor example of Time of Crisis 6.3.2, as a generic dice rule:
+    # 4 dice 6,6,2,1; bonus dice 6,1; bonus die 3 -> 7 dice, 5 of them count.
+    game = program(tmp_path, """
+        roll 4 dice as rolled with bonus on 6
+        set out = [rolled, count(for d in rolled where d >= 2)]
+    """, dice=[6, 6, 2, 1, 6, 1, 3])
+    assert game.glob["out"] == [[6, 6, 2, 1, 6, 1, 3], 5]
+    assert {"type": "dice", "values": [6, 6, 2, 1, 6, 1, 3]} in game.log
+
+
+def test_single_die_and_other_sides(tmp_path):
+    game = program(tmp_path, "roll die as a\nroll 3 dice d10 as b\nset out = [a, b]", seed=5)
+    a, b = game.glob["out"]
+    assert 1 <= a <= 6
+    assert len(b) == 3 and all(1 <= x <= 10 for x in b)
+
+
+def test_forced_dice_must_fit_the_die(tmp_path):
+    with pytest.raises(LudusError, match="forced die 7 is not a result of a d6"):
+        program(tmp_path, "roll die as a", dice=[7])
+
+
+def test_zones_move_draw_shuffle_create_destroy(tmp_path):
+    game = program(tmp_path, """
+        let p = first(players)
+        draw 2 from deck to p.hand
+        move three to top of pile
+        create token in pile with value = 5, owner = p as t
+        move ace to pile
+        let before = [c for c in pile]
+        destroy t
+        shuffle pile
+        set out = [[c for c in p.hand], before, count(pile), t in every token]
+    """)
+    hand, before, pile_count, still_there = game.glob["out"]
+    assert hand == ["two"]  # the deck is unshuffled: ace and two drawn, then ace moved out of the hand
+    assert before[0] == "three" and before[-1] == "ace" and before[1].startswith("token_")
+    assert pile_count == 2 and still_there is False
+    assert game.state["entities"]["ace"]["zone"] == "pile"
+
+
+def test_a_zone_holding_one_kind_refuses_another(tmp_path):
+    with pytest.raises(LudusError, match="zone 'deck' holds card entities, not token"):
+        program(tmp_path, "create token in deck with value = 1")
+
+
+def test_modifiers_add_set_when_until_once(tmp_path):
+    extra = """
+    modifier_points:
+      cost:
+        source: T 4
+        params: {who: player, card: card}
+        type: int
+        base: card.value
+    """
+    game = program(tmp_path, """
+        let me = first(players)
+        let other = last(players)
+        let a = cost(me, three)
+        modify cost by -1 when who == me until turn_end
+        modify cost by 10 when card == two once
+        let b = [cost(me, three), cost(other, three), cost(me, two)]
+        consume cost(me, two)
+        let c = [cost(me, two)]
+        signal turn_end
+        let d = cost(me, three)
+        modify cost to 0 when who == other
+        set out = [a, b, c, d, cost(other, ace), cost(me, ace)]
+    """, extra=extra)
+    assert game.glob["out"] == [3, [2, 3, 11], [1], 3, 0, 1]
+    assert len(game.state["modifiers"]) == 1  # only the permanent one remains
+
+
+def test_a_while_modifier_lasts_while_its_condition_holds(tmp_path):
+    extra = """
+    modifier_points:
+      boost:
+        source: T 4
+        type: int
+        base: "0"
+    """
+    game = program(tmp_path, """
+        modify boost by 2 while ace.zone == deck
+        let a = boost()
+        move ace to pile
+        let b = boost()
+        signal anything
+        set out = [a, b]
+    """, extra=extra)
+    assert game.glob["out"] == [2, 0]
+    assert game.state["modifiers"] == []
+
+
+def test_game_over_and_scoring_with_tiebreaks(tmp_path):
+    extra = """
+    scoring:
+      source: T 5
+      score: p.score
+      tiebreaks: ["count(p.hand)"]
+    """
+    game = program(tmp_path, """
+        let a = first(players)
+        let b = last(players)
+        set a.score = 4
+        set b.score = 4
+        draw 1 from deck to b.hand
+        game over "done"
+        set a.score = 99
+    """, extra=extra)
+    assert game.result == {"reason": "done", "scores": {"red": 4, "blue": 4}, "ranking": ["blue", "red"],
+                           "winners": ["blue"]}
+    assert game.state["entities"]["red"]["score"] == 4  # nothing runs after game over
