@@ -91,10 +91,18 @@ class _Narrator:
         self.seen = len(log)
 
 
+def _prompt(pending: dict[str, Any], player: str | None = None) -> str:
+    """The question of a pending decision (a secret one has one per player)."""
+    if "prompt" in pending:
+        return str(pending["prompt"])
+    per = pending.get("players", {})
+    chosen = per.get(player) if player else next(iter(per.values()), None)
+    return str((chosen or {}).get("prompt", pending.get("type", "")))
+
+
 def _ask_human(game: Game, player: str) -> int | None:
     choices = game.choices(player)
-    pending = game.pending or {}
-    prompt = pending.get("prompt") or (pending.get("players", {}).get(player, {}).get("prompt"))
+    prompt = _prompt(game.pending or {}, player)
     _out(f"\n{game.label_of(player)}: {prompt}")
     for c in choices:
         _out(f"  [{c.index}] {c.label}")
@@ -196,7 +204,7 @@ def _summary(game: Game) -> None:
     if game.over:
         _score_table(game)
     elif game.pending:
-        _out(f"pending: {game.pending.get('prompt', game.pending['type'])} for {', '.join(game.deciders())}")
+        _out(f"pending: {_prompt(game.pending)} for {', '.join(game.deciders())}")
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from .model import Ruleset
@@ -28,7 +29,7 @@ def _loc(rs: Ruleset, sec: str, eid: str, spec: dict[str, Any]) -> str:
     if sec == "scoring":
         return str(rs.smap.loc(("scoring",), key=True))
     if sec == "patches":
-        return ""
+        return str(rs.smap.loc(("patches", spec["_index"])))
     return str(rs.smap.loc((sec, eid), key=True))
 
 
@@ -66,7 +67,7 @@ def render(rs: Ruleset) -> str:
     """A Markdown reference of the ruleset."""
     out = [f"# {rs.title}", "", f"Ruleset `{rs.name}` version {rs.version}, {rs.min_players}-{rs.max_players} players."]
     if len(rs.chain) > 1:
-        out.append("Built on: " + " -> ".join(rs.chain))
+        out.append("Built on: " + " -> ".join(Path(p).parent.name for p in rs.chain))
     titles = {"kinds": "Kinds", "zones": "Zones", "globals": "Globals", "entities": "Components",
               "tables": "Tables", "functions": "Functions", "modifier_points": "Modifier points",
               "procedures": "Procedures", "actions": "Actions", "scoring": "Scoring", "patches": "Patches"}

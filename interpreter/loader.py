@@ -133,6 +133,11 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
             patches.append((data["patches"], smap, ("patches",)))
     for plist, smap, root in patches:
         apply_patches(doc, plist, smap, root, diags)
+        # Keep the applied patches in the document, so docs and `where` can show them.
+        applied = doc.data.setdefault("patches", [])
+        for i, patch in enumerate(plist):
+            doc.smap.graft(smap, root + (i,), ("patches", len(applied)))
+            applied.append(patch)
     return doc
 
 

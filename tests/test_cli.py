@@ -1,0 +1,105 @@
+"""The `ludus` command: a complete narrated game, replay, human seats, validate, docs, where."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interpreter.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _at_repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_seeded_bot_game_is_narrated_to_the_final_score_table(capsys, snapshot):
+    assert main(["play", "dice_race", "--players", "3", "--seed", "11"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-5].startswith("Game over: a runner reached 30")
+    assert out == snapshot
+
+
+def test_greedy_bots_play_a_complete_game(capsys):
+    assert main(["play", "dice_race", "--players", "2", "--seed", "4", "--seat", "red=greedy", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "Game over" in out and "winner" in out
+
+
+def test_a_played_log_replays_exactly(tmp_path, capsys):
+    log = tmp_path / "game.jsonl"
+    assert main(["play", "dice_race", "--seed", "5", "--quiet", "--log", str(log)]) == 0
+    played = capsys.readouterr().out
+    assert main(["replay", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "the log reproduces exactly" in out
+    assert played.split("Game over")[1] == out.split("Game over")[1]  # same final table
+
+
+def test_the_same_seed_writes_a_byte_identical_log(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path in (a, b):
+        assert main(["play", "dice_race", "--seed", "9", "--quiet", "--log", str(path)]) == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_a_human_seat_sees_numbered_choices_and_its_own_view(monkeypatch, capsys):
+    answers = ["x", "9", "v"] + ["0"] * 200
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
+    assert main(["play", "dice_race", "--players", "2", "--seed", "2", "--seat", "red=human"]) == 0
+    out = capsys.readouterr().out
+    assert "red: Sprint: pick a card" in out
+    assert "  [0] " in out
+    assert out.count("enter a number from 0 to 2") == 2  # 'x' and '9' are refused
+    assert '"hand@blue": {\n   "hidden": 3\n  }' in out  # the view hides blue's hand
+    assert "  blue > (secret)" in out  # the opponent's secret pick is not narrated
+
+
+def test_a_human_may_quit(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert main(["play", "dice_race", "--players", "2", "--seat", "blue=human"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("quit")
+
+
+def test_validate_summarises_each_ruleset(capsys):
+    assert main(["validate", "dice_race", "rulesets/dice_race_short"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["dice_race 1.0.0: ok (18 entities, 5 procedures, 3 actions, 0 reconstructed entries)",
+                   "dice_race_short 1.0.0: ok (18 entities, 5 procedures, 3 actions, 0 reconstructed entries)"]
+
+
+def test_where_finds_entries_citing_a_section(capsys):
+    assert main(["where", "DR 4.2", "--ruleset", "dice_race"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["rulesets/dice_race/rules.yaml:3:3: modifier_points/roll_bonus (DR 4.2)",
+                   "rulesets/dice_race/rules.yaml:81:3: actions/boost (DR 4.2)"]
+
+
+def test_docs_lists_entries_with_sources(capsys):
+    assert main(["docs", "dice_race_short"]) == 0
+    out = capsys.readouterr().out
+    assert "- **boost** ×6 — source: DR 1" in out
+    assert "- **set globals/goal/initial** — source: DR 5 — note: The short game races to 20" in out
+    assert "None: every entry cites its source." in out
+
+
+def test_python_dash_m_is_the_same_command():
+    proc = subprocess.run([sys.executable, "-m", "interpreter", "validate", "dice_race"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("dice_race 1.0.0: ok")
+
+
+def test_help_describes_every_command(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("validate", "play", "replay", "scenario", "docs", "where"):
+        assert command in out

@@ -1,0 +1,95 @@
+"""Scenario files: positions, forced dice, expectations; the runner reports failures readably."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from interpreter import LudusError
+from interpreter.cli import main
+from interpreter.scenario import run_scenario
+
+HERE = Path(__file__).parent
+SCENARIOS = sorted((HERE / "scenarios").rglob("*.yaml"))
+ROOT = HERE.parent
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[str(p.relative_to(HERE / "scenarios")) for p in SCENARIOS])
+def test_scenario_expectations_hold(path):
+    run = run_scenario(path)
+    assert run.failures == []
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[str(p.relative_to(HERE / "scenarios")) for p in SCENARIOS])
+def test_scenario_final_state(path, snapshot, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["scenario", str(path.relative_to(ROOT))]) == 0
+    assert capsys.readouterr().out == snapshot
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return p
+
+
+def test_failed_expectations_show_a_readable_difference(tmp_path, monkeypatch, capsys):
+    write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        steps: []
+        expect:
+          globals: {round: 5, goal: 30}
+          entities: {red: {position: 3, speed: 1}}
+        assert:
+          - "count(deck) == 99"
+    """)
+    monkeypatch.chdir(tmp_path)
+    assert main(["scenario", "s.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "globals.round: expected 5, got 1" in err
+    assert "entities.red.position: expected 3, got 0" in err
+    assert "entities.red.speed: expected 1, but it is missing" in err
+    assert "s.yaml:8:6: assertion failed: count(deck) == 99 (left side is 12, right side is 99)" in err
+    assert "globals.goal" not in err
+
+
+def test_an_illegal_step_is_located(tmp_path, monkeypatch):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        steps:
+          - {player: red, choose: "Step 9"}
+    """)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LudusError) as err:
+        run_scenario(path)
+    assert str(err.value).startswith("s.yaml:4:5: error: step 1: illegal choice: 'Step 9' is not one of")
+
+
+def test_start_runs_one_procedure_after_setup(tmp_path):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        start: {procedure: end_of_round}
+        state:
+          zones: {hand@red: [], hand@blue: [step_1_1]}
+        steps: []
+        expect:
+          result: {reason: the rules ran to their end}
+    """)
+    run = run_scenario(path)
+    assert run.failures == []
+    hands = {k: v for k, v in run.game.state["zones"].items() if k.startswith("hand@")}
+    assert [len(v) for v in hands.values()] == [3, 3]
+
+
+def test_json_output_is_the_whole_state(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    assert main(["scenario", "--json", "tests/scenarios/dice_race/boost_and_roll.yaml"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert state["entities"]["red"]["position"] == 14
+    assert state["stack"]  # the continuation is part of the state
