@@ -119,3 +119,18 @@ def test_min_of_empty_list_is_an_error_with_a_hint(tmp_path):
 def test_reading_a_field_of_none_is_located(tmp_path):
     with pytest.raises(LudusError, match=r"rules\.yaml:10:19: error: cannot read 'value' of none"):
         program(tmp_path, "let c = first([])\nset out = c.value")
+
+
+@pytest.mark.parametrize(("expr", "expected"), [
+    ("combinations([1, 2, 3], 2)", [[1, 2], [1, 3], [2, 3]]),
+    ("subsets([1, 2])", [[], [1], [2], [1, 2]]),
+    # a subset-sum choice: the ways to discard cards worth at least 5
+    ("[s for s in subsets([2, 3, 4]) where sum(s) >= 5 and count(s) <= 2]", [[2, 3], [2, 4], [3, 4]]),
+])
+def test_subsets_for_subset_choices(tmp_path, expr, expected):
+    assert value(tmp_path, expr) == expected
+
+
+def test_too_many_subsets_is_refused(tmp_path):
+    with pytest.raises(LudusError, match=r"subsets\(\) would make 131072 lists"):
+        value(tmp_path, "count(subsets(1..17))")

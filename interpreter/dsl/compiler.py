@@ -11,6 +11,8 @@ below: the language is a sandbox.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +43,9 @@ BUILTIN_FUNCS: dict[str, tuple[int, int]] = {
     "first": (1, 1), "last": (1, 1), "abs": (1, 1), "sort": (1, 1), "reverse": (1, 1),
     "index_of": (2, 2), "next_in": (2, 2), "owner": (1, 1), "str": (1, 1),
     "distance": (3, 3), "keys": (1, 1), "unique": (1, 1), "list": (1, 1),
+    "combinations": (2, 2), "subsets": (1, 1),
 }
+MAX_SUBSETS = 1 << 16  # a choice among more subsets than this is a rules bug, not a decision
 QUERY_FUNCS = {"count", "sum", "min", "max", "any", "all", "first", "last", "list", "sort", "unique"}
 
 
@@ -440,6 +444,19 @@ class Compiler:
                     raise _fault(f"next_in(): {g.label_of(x)} is not in the list", loc)
                 return s[(s.index(x) + 1) % len(s)]
             return next_in, T.element(t0)
+        if name in ("combinations", "subsets"):
+            seq = self.seq(f0, t0)
+            k_fn = args[1][0] if name == "combinations" else None
+
+            def subsets(g: Any, L: dict) -> list:
+                items = list(seq(g, L))
+                sizes = [k_fn(g, L)] if k_fn is not None else range(len(items) + 1)
+                total = sum(math.comb(len(items), k) for k in sizes if 0 <= k <= len(items))
+                if total > MAX_SUBSETS:
+                    raise _fault(f"{name}() would make {total} lists (more than {MAX_SUBSETS})", loc,
+                                 "narrow the list first")
+                return [list(c) for k in sizes for c in itertools.combinations(items, k)]
+            return subsets, T.list_of(T.list_of(T.element(t0)))
         if name == "owner":
             return (lambda g, L: g.zone_owner(f0(g, L))), T.ent("*")
         if name == "str":
