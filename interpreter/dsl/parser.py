@@ -31,7 +31,7 @@ class DslSyntaxError(Exception):
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     return Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
-                propagate_positions=True, maybe_placeholders=True, cache=False)
+                propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
 _FRIENDLY = {
