@@ -137,8 +137,11 @@ def _score_table(game: Game) -> None:
 def cmd_play(args: argparse.Namespace) -> int:
     rs = load_ruleset(args.ruleset)
     players = args.players if args.players is not None else rs.max_players
+    problem = rs.player_count_problem(players)
+    if problem:
+        raise LudusError([_arg_diag(problem, "choose --players in that range")])
+    seats = _parse_seats(rs, rs.seat_names(players), args.seat or [])
     game = Game.new(rs, players, args.seed)
-    seats = _parse_seats(rs, game.players, args.seat or [])
     bots: dict[str, Bot] = {p: make_bot(k, args.seed, p) for p, k in seats.items() if k != "human"}
     humans = [p for p, k in seats.items() if k == "human"]
     narrator = _Narrator(game, args.quiet)

@@ -68,11 +68,18 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
     entries = read_log(p)
     line0, header = entries[0]
     spec = ruleset or header["ruleset"]
-    rs = load_ruleset(find_ruleset(spec).parent)
+    try:
+        manifest = find_ruleset(spec)
+    except LudusError:
+        if ruleset:
+            raise
+        raise LudusError([Diagnostic(Loc(str(p), line0, 1), f"the log's ruleset '{spec}' is not a bundled ruleset",
+                                     "give its folder with --ruleset PATH")]) from None
+    rs = load_ruleset(manifest.parent)
     if rs.digest != header["digest"]:
         raise LudusError([Diagnostic(Loc(str(p), line0, 1),
                                      f"the log was written with a different version of ruleset '{header['ruleset']}'",
-                                     "replay with the ruleset files it was written with (--ruleset PATH)")])
+                                     "replay with the files it was written with: --ruleset PATH")])
     game = Game.new(rs, len(header["players"]), header["seed"])
     if game.state["players"] != header["players"]:
         raise LudusError([Diagnostic(Loc(str(p), line0, 1), "the log's seats do not match the ruleset's seats")])

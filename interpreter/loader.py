@@ -87,11 +87,12 @@ class Document:
         self.data: dict[str, Any] = {}
         self.smap = SourceMap()
         self.manifests: list[tuple[Path, dict[str, Any], SourceMap]] = []
+        self.removed: dict[PathKey, Any] = {}  # (section, id) -> location of the patch that removed it
 
 
 def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path, ...] = ()) -> Document:
     """Load a manifest and its files (and, first, the ruleset it extends)."""
-    manifest, msmap = load_yaml(manifest_path)
+    manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml")
     validate("manifest", manifest, msmap, diags)
     if not isinstance(manifest, dict):
         raise LudusError(diags)
@@ -154,10 +155,25 @@ def load_ruleset(spec: str | Path) -> Ruleset:
         raise LudusError(diags)
     path, manifest, msmap = doc.manifests[-1]
     rs = _new_ruleset(doc, path, manifest)
+    _check_players(rs, doc, diags)
     _Builder(rs, doc, diags).build()
     if diags:
         raise LudusError(diags)
     return rs
+
+
+def _check_players(rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
+    for _path, manifest, msmap in reversed(doc.manifests):
+        if "players" in manifest and rs.min_players > rs.max_players:
+            diags.append(Diagnostic(msmap.loc(("players", "min")), f"players: min ({rs.min_players}) is more than "
+                                    f"max ({rs.max_players})", "write the smaller number as min"))
+            return
+        if "seats" in manifest and rs.seats and len(rs.seats) < rs.max_players:
+            diags.append(Diagnostic(msmap.loc(("seats",)), f"{len(rs.seats)} seats for up to {rs.max_players} players",
+                                    "name one seat per player, or lower players: max"))
+            return
+        if "players" in manifest or "seats" in manifest:
+            return
 
 
 def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any]) -> Ruleset:
@@ -188,6 +204,7 @@ class _Builder:
         self.smap = doc.smap
         self.diags = diags
         self.compiler = Compiler(rs, diags)
+        self.broken: set[str] = set()  # entities already reported (their kind is unknown)
 
     def err(self, path: PathKey, message: str, hint: str = "", key: bool = False) -> None:
         self.diags.append(Diagnostic(self.smap.loc(path, key=key), message, hint))
@@ -309,6 +326,7 @@ class _Builder:
             kind = spec.get("kind")
             if kind not in rs.kinds:
                 self.err(path + ("kind",), f"unknown kind '{kind}'", did_you_mean(str(kind), rs.kinds))
+                self.broken.add(eid)  # known to exist: references to it are not errors too
                 continue
             if kind == PLAYER_KIND:
                 self.err(path + ("kind",), "players are created by the engine, one per seat",
@@ -353,6 +371,10 @@ class _Builder:
                 self.err(path, f"zone '{name}' is a single zone; drop '@{owner}'")
                 return False
             okind = self.rs.entities.get(owner, {}).get("kind")
+            if z.per == PLAYER_KIND and owner in self.rs.seats:
+                self.err(path, f"components cannot start in a player's zone ('{key}'): a seat may not be in the game",
+                         f"put them in a shared zone and deal them in 'setup' (e.g. draw 3 from deck to p.{name})")
+                return False
             if okind != z.per:
                 self.err(path, f"'{owner}' is not a {z.per}", did_you_mean(owner, [e for e, r in self.rs.entities.items() if r["kind"] == z.per]))
                 return False
@@ -384,8 +406,12 @@ class _Builder:
             kind = T.arg(type_)
             target = self.rs.entities.get(str(value))
             if target is None:
+                if str(value) in self.broken:
+                    return
                 ids = [e for e, r in self.rs.entities.items() if kind == "*" or r["kind"] == kind]
-                self.err(path, f"unknown {kind if kind != '*' else 'entity'} '{value}'", did_you_mean(str(value), ids))
+                removed = self.doc.removed.get(("entities", str(value)))
+                hint = f"it was removed by the patch at {removed}" if removed else did_you_mean(str(value), ids)
+                self.err(path, f"unknown {kind if kind != '*' else 'entity'} '{value}'", hint)
             elif kind != "*" and target["kind"] != kind:
                 self.err(path, f"wrong kind of id: '{value}' is a {target['kind']}, not a {kind}")
 
@@ -432,8 +458,15 @@ class _Builder:
                                          loc=self.smap.loc(("actions", name), key=True))
 
     def text(self, path: PathKey) -> tuple[str, Any]:
-        value = self.smap.texts.get(path)
-        return str(_get(self.data, path)), value if value is not None else self.smap.text(path)
+        """A rules-language text and where it starts (YAML true/false/numbers read as written)."""
+        raw = _get(self.data, path)
+        origin = self.smap.texts.get(path)
+        if origin is not None and origin.folded:
+            self.err(path, "rules text cannot be a folded block ('>'): YAML would join its lines",
+                     "write '|' instead of '>' to keep each statement on its own line")
+            return "pass", origin  # compiling the joined lines would only add misleading errors
+        text = ("true" if raw else "false") if isinstance(raw, bool) else ("none" if raw is None else str(raw))
+        return text, origin if origin is not None else self.smap.text(path)
 
     def bodies(self) -> None:
         rs = self.rs

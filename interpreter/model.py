@@ -163,3 +163,15 @@ class Ruleset:
     scoring: Scoring = field(default_factory=Scoring)
     step_budget: int = 200_000
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
+
+    def seat_names(self, players: int) -> list[str]:
+        """The seats of a game with this many players, in turn order."""
+        return self.seats[:players] if len(self.seats) >= players else [f"p{i + 1}" for i in range(players)]
+
+    def player_count_problem(self, players: int) -> str:
+        """Why a game cannot have this many players ('' when it can)."""
+        if self.min_players <= players <= self.max_players:
+            return ""
+        allowed = (f"exactly {self.min_players}" if self.min_players == self.max_players
+                   else f"{self.min_players} to {self.max_players}")
+        return f"{self.name} is for {allowed} players, not {players}"

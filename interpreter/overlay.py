@@ -121,6 +121,7 @@ def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap,
                 continue
             del parent[full[-1]]
             doc.smap.drop(full)
+            doc.removed[full] = loc
         elif op == "merge":
             if not found or not isinstance(current, dict) or not isinstance(value, dict):
                 diags.append(Diagnostic(loc, f"cannot merge into '{patch.get('path')}'",

@@ -100,10 +100,10 @@ class Game:
             after_setup: Callable[[Game], None] | None = None, dice: Sequence[int] = ()) -> Game:
         """Start a game: build the initial state, run ``setup`` and ``main`` to the first pause."""
         n = players if players is not None else rs.min_players
-        if not rs.min_players <= n <= rs.max_players:
-            raise LudusError([Diagnostic(Loc(rs.folder), f"{rs.name} is for {rs.min_players} to "
-                                         f"{rs.max_players} players, not {n}", "choose --players in that range")])
-        seats = rs.seats[:n] if len(rs.seats) >= n else [f"p{i + 1}" for i in range(n)]
+        problem = rs.player_count_problem(n)
+        if problem:
+            raise LudusError([Diagnostic(Loc(rs.folder), problem)])
+        seats = rs.seat_names(n)
         state: dict[str, Any] = {
             "format": STATE_FORMAT,
             "ruleset": {"name": rs.name, "version": rs.version, "digest": rs.digest},
@@ -249,7 +249,9 @@ class Game:
         else:
             index = choice
             if not 0 <= index < len(options):
-                raise IllegalChoice(f"choice {index} is out of range: there are {len(options)} choices (0-{len(options) - 1})")
+                counted = "there is only 1 choice (0)" if len(options) == 1 else \
+                    f"there are {len(options)} choices (0-{len(options) - 1})"
+                raise IllegalChoice(f"choice {index} is out of range: {counted}")
         if dice is not None:
             for d in dice:
                 if isinstance(d, bool) or not isinstance(d, int) or d < 1:
@@ -372,13 +374,17 @@ class Game:
                 raise RuleFault(f"rule failed: {type(exc).__name__}: {exc}", proc.locs[pc]) from None
             steps += 1
             if steps > budget:
-                raise RuleFault(f"runaway rules: more than {budget} steps without a decision",
+                raise RuleFault(f"runaway rules in '{fr['proc']}': more than {budget} steps without a decision",
                                 proc.locs[pc], "a loop never ends; check its 'until'/'while' condition")
             stack = st["stack"]
 
     # ================================================================ frames
     def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None:
         stack = self.state["stack"]
+        if loc is None and stack:
+            # pushed on a player's answer: blame the statement that asked
+            caller = stack[-1]
+            loc = self._procs[caller["proc"]].locs[max(0, caller["pc"] - 1)]
         if len(stack) >= MAX_DEPTH:
             raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
         stack.append(self._frame(name, args, bind))

@@ -38,7 +38,7 @@ class ScenarioRun:
 def load_scenario(path: str | Path) -> tuple[dict[str, Any], SourceMap, Ruleset]:
     """Read and validate a scenario file and load its ruleset."""
     p = Path(path)
-    data, smap = load_yaml(p)
+    data, smap = load_yaml(p, missing_hint="check the scenario file's path")
     diags: list[Diagnostic] = []
     validate("scenario", data, smap, diags)
     if diags:
@@ -55,6 +55,10 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     """Run a scenario file; raises :class:`LudusError` for bad files or illegal steps."""
     data, smap, rs = load_scenario(path)
     players = int(data.get("players", rs.min_players))
+    seats = rs.seat_names(players)
+    # Assertions are checked before play, like every other rule text.
+    checks = [_compile_assert(rs, str(text), smap, ("assert", i), seats)
+              for i, text in enumerate(data.get("assert") or [])]
 
     def prepare(game: Game) -> None:
         if "state" in data:
@@ -75,8 +79,8 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     run = ScenarioRun(game)
     if "expect" in data:
         _match(data["expect"], game.state, "", run.failures)
-    for i, text in enumerate(data.get("assert") or []):
-        _assert(game, rs, str(text), smap, ("assert", i), run.failures)
+    for check in checks:
+        check(game, run.failures)
     return run
 
 
@@ -158,24 +162,31 @@ def _show(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-def _assert(game: Game, rs: Ruleset, text: str, smap: SourceMap, path: tuple, failures: list[str]) -> None:
+def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, seats: list[str]) -> Any:
+    """Compile one assertion; seat names (red, blue...) may be used as names of players."""
     diags: list[Diagnostic] = []
     compiler = Compiler(rs, diags)
     origin = smap.text(path)
-    fn, _ = compiler.expression(text, origin, {}, "bool", "an assertion")
+    scope = {s: "ent:player" for s in seats}
+    fn, _ = compiler.expression(text, origin, scope, "bool", "an assertion")
     if fn is None:
         raise LudusError(diags)
-    if fn(game, {}):
-        return
-    detail = ""
+    sides: list[Any] = []
     try:
         node = parse_expr(text)
     except DslSyntaxError:
         node = None
     if isinstance(node, A.BinOp) and node.op in ("==", "!=", "<", "<=", ">", ">="):
-        sides = []
-        for side in (node.left, node.right):
-            sub, _ = compiler.expr(side, {})
-            sides.append(game.label_of(sub(game, {})))
-        detail = f" (left side is {sides[0]}, right side is {sides[1]})"
-    failures.append(f"{Loc(origin.loc.file, origin.loc.line, origin.loc.col)}: assertion failed: {text}{detail}")
+        sides = [compiler.expr(side, dict(scope))[0] for side in (node.left, node.right)]
+    where = Loc(origin.loc.file, origin.loc.line, origin.loc.col)
+
+    def check(game: Game, failures: list[str]) -> None:
+        L = {s: s for s in seats}
+        if fn(game, L):
+            return
+        detail = ""
+        if sides:
+            left, right = (game.label_of(f(game, L)) for f in sides)
+            detail = f" (left side is {left}, right side is {right})"
+        failures.append(f"{where}: assertion failed: {text}{detail}")
+    return check

@@ -65,12 +65,13 @@ def _explain(err: ValidationError, smap: SourceMap) -> list[Diagnostic]:
     if v == "type":
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return [Diagnostic(smap.loc(path), f"wrong type at {where}: expected {_plain(want)}, got {_show(err.instance)}")]
+    if v == "pattern" and err.schema.get("description") == "ids are snake_case" and isinstance(err.instance, str):
+        # a propertyNames error: the instance is the key itself
+        return [Diagnostic(smap.loc(path + (err.instance,), key=True), f"invalid id '{err.instance}' in {where}",
+                           "ids are snake_case: lower-case letters, digits and _")]
     if v == "pattern":
         hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
         return [Diagnostic(smap.loc(path), f"'{err.instance}' is not a valid value for {where}", _short(hint))]
-    if v == "propertyNames":
-        return [Diagnostic(smap.loc(path), f"invalid name in {where}: {err.message}",
-                           "ids are snake_case: lower-case letters, digits and _")]
     hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
     return [Diagnostic(smap.loc(path), f"{where}: {err.message}", _short(hint))]
 
@@ -85,6 +86,8 @@ def _plain(t: str) -> str:
 
 
 def _show(value: Any) -> str:
+    if value is None:
+        return "nothing"
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):

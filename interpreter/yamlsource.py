@@ -9,6 +9,7 @@ even a runtime error) can point back into the author's file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,21 @@ class TextOrigin:
 
     loc: Loc  # position of the first character of the text
     block: bool  # literal/folded block: text line n is file line loc.line + n - 1
+    folded: bool = False  # a '>' block: YAML joined its lines
+    # For inline (plain or quoted) scalars: the file (line, col) of each character of the
+    # parsed value, so escapes, doubled quotes and folded lines do not shift columns.
+    chars: tuple[tuple[int, int], ...] | None = None
 
     def locate(self, line: int, col: int) -> Loc:
         """Map a 1-based (line, col) inside the string to a file location."""
         if self.block:
             return Loc(self.loc.file, self.loc.line + line - 1, self.loc.col + col - 1)
+        if self.chars and line == 1:
+            if 1 <= col <= len(self.chars):
+                ln, cl = self.chars[col - 1]
+                return Loc(self.loc.file, ln, cl)
+            ln, cl = self.chars[-1]
+            return Loc(self.loc.file, ln, cl + col - len(self.chars))
         if line == 1:
             return Loc(self.loc.file, self.loc.line, self.loc.col + col - 1)
         return Loc(self.loc.file, self.loc.line + line - 1, col)
@@ -97,13 +108,13 @@ def _yaml() -> YAML:
     return y
 
 
-def load_yaml(path: Path | str, root: PathKey = ()) -> tuple[Any, SourceMap]:
+def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check the path") -> tuple[Any, SourceMap]:
     """Load one YAML file into plain data and a :class:`SourceMap` rooted at ``root``."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise error(Loc(str(p)), "file not found", "check the path, or the 'files' list of the manifest") from None
+        raise error(Loc(str(p)), "file not found", missing_hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(Loc(str(p)), f"cannot read file: {exc}") from None
     return load_yaml_text(text, str(p), root)
@@ -114,14 +125,7 @@ def load_yaml_text(text: str, filename: str, root: PathKey = ()) -> tuple[Any, S
     try:
         doc = _yaml().load(text)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 0
-        col = mark.column + 1 if mark else 0
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
-        if "found duplicate key" in str(exc):
-            problem = "duplicate key" + problem[len("found duplicate key"):] if problem.startswith("found duplicate key") else problem
-        hint = "each id may appear only once in a mapping" if "duplicate" in problem else "check indentation, colons and quotes"
-        raise error(Loc(filename, line, col), f"YAML syntax: {problem}", hint) from None
+        raise _yaml_error(exc, filename, text) from None
     except Exception as exc:  # ruamel raises a few unmarked errors too
         raise error(Loc(filename, 1, 1), f"YAML syntax: {exc}") from None
     lines = text.splitlines()
@@ -131,12 +135,107 @@ def load_yaml_text(text: str, filename: str, root: PathKey = ()) -> tuple[Any, S
     return data, smap
 
 
-def _block_indent(lines: list[str], indicator_line: int) -> int:
+def _mark(mark: Any, filename: str) -> Loc:
+    return Loc(filename, mark.line + 1, mark.column + 1) if mark is not None else Loc(filename, 1, 1)
+
+
+def _yaml_error(exc: MarkedYAMLError, filename: str, text: str) -> LudusError:
+    """A YAML error, located where an author would look, with the parser's context as a hint."""
+    problem = (exc.problem or exc.context or "invalid YAML").strip()
+    context = (exc.context or "").strip()
+    dup = re.match(r'found duplicate key "([^"]*)"', problem)
+    if dup:
+        key = dup.group(1)
+        here = _mark(exc.problem_mark, filename)
+        first = _first_key_line(text, key, here)
+        where = f"first defined at line {first}" if first else "it appears earlier in the same mapping"
+        return error(here, f"duplicate id '{key}'", f"{where}; each id may appear only once")
+    if "simple key" in context and exc.context_mark is not None:
+        # 'could not find expected :' is noticed a line late; the key without its colon is here
+        return error(_mark(exc.context_mark, filename), f"YAML syntax: {problem}",
+                     "is the colon after the key missing? write 'key: value'")
+    flow = re.search(r"flow (sequence|mapping)", context)
+    if flow and exc.context_mark is not None:
+        # the bracket that was never closed is what the author must fix
+        opener = "[" if flow.group(1) == "sequence" else "{"
+        seen = _mark(exc.problem_mark, filename)
+        return error(_mark(exc.context_mark, filename), f"YAML syntax: this '{opener}' is never closed",
+                     f"at line {seen.line}, column {seen.col}: {problem}")
+    hint = "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else "check indentation, colons and quotes"
+    if context and exc.context_mark is not None and exc.context_mark != exc.problem_mark:
+        started = _mark(exc.context_mark, filename)
+        hint = f"{context} that starts at line {started.line}, column {started.col}"
+    return error(_mark(exc.problem_mark or exc.context_mark, filename), f"YAML syntax: {problem}", hint)
+
+
+def _first_key_line(text: str, key: str, dup: Loc) -> int:
+    """The line of the first ``key:`` at the same indentation as the duplicate, above it."""
+    lines = text.splitlines()
+    if not 1 <= dup.line <= len(lines):
+        return 0
+    indent = dup.col - 1
+    pattern = re.compile(rf"^ {{{indent}}}(['\"]?){re.escape(key)}\1\s*:")
+    for n in range(dup.line - 1):
+        if pattern.match(lines[n]):
+            return n + 1
+    return 0
+
+
+def _block_indent(lines: list[str], indicator_line: int, indicator_col: int) -> int:
     """Column (1-based) where a block scalar's content starts."""
+    header = lines[indicator_line][indicator_col:] if indicator_line < len(lines) else ""
+    digit = re.match(r"^[|>][+-]?([1-9])", header)
+    if digit:
+        # An explicit indentation indicator counts from the parent's indentation.
+        parent = lines[indicator_line]
+        return len(parent) - len(parent.lstrip(" ")) + int(digit.group(1)) + 1
     for raw in lines[indicator_line + 1:]:
         if raw.strip():
             return len(raw) - len(raw.lstrip(" ")) + 1
     return 1
+
+
+def _inline_chars(value: str, lines: list[str], line0: int, col0: int, quote: str) -> tuple[tuple[int, int], ...]:
+    """The file position of each character of an inline scalar's parsed value.
+
+    Walks the raw text alongside the value: escapes (\\x), doubled single quotes and
+    line folding (a newline plus indentation read as one space) take several raw
+    characters for one value character.
+    """
+    out: list[tuple[int, int]] = []
+    ln, cl = line0, col0 + (1 if quote else 0)
+
+    def raw(ln: int, cl: int) -> str:
+        return lines[ln][cl] if ln < len(lines) and cl < len(lines[ln]) else "\n"
+
+    for ch in value:
+        if ln >= len(lines):
+            break
+        r = raw(ln, cl)
+        if r == "\n" or (ch == " " and r == "\n"):
+            # folded line break: the value has one space for the newline and indentation
+            pos = (ln + 1, cl + 1)
+            ln += 1
+            cl = 0
+            while raw(ln, cl) == " ":
+                cl += 1
+            out.append(pos)
+            if ch != " ":
+                out[-1] = (ln + 1, cl + 1)
+                cl += 1
+            continue
+        if quote == '"' and r == "\\":
+            out.append((ln + 1, cl + 1))
+            nxt = raw(ln, cl + 1)
+            cl += {"x": 4, "u": 6, "U": 10}.get(nxt, 2)
+            continue
+        if quote == "'" and r == "'" and raw(ln, cl + 1) == "'":
+            out.append((ln + 1, cl + 1))
+            cl += 2
+            continue
+        out.append((ln + 1, cl + 1))
+        cl += 1
+    return tuple(out)
 
 
 def _note_scalar(value: Any, path: PathKey, line0: int, col0: int, smap: SourceMap, filename: str,
@@ -144,11 +243,15 @@ def _note_scalar(value: Any, path: PathKey, line0: int, col0: int, smap: SourceM
     loc = Loc(filename, line0 + 1, col0 + 1)
     smap.values[path] = loc
     if isinstance(value, LiteralScalarString | FoldedScalarString):
-        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0)), block=True)
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0, col0)), block=True,
+                                      folded=isinstance(value, FoldedScalarString))
     elif isinstance(value, DoubleQuotedScalarString | SingleQuotedScalarString):
-        smap.texts[path] = TextOrigin(Loc(filename, line0 + 1, col0 + 2), block=False)
+        quote = '"' if isinstance(value, DoubleQuotedScalarString) else "'"
+        chars = _inline_chars(str(value), lines, line0, col0, quote)
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 1, col0 + 2), block=False, chars=chars or None)
     elif isinstance(value, str):
-        smap.texts[path] = TextOrigin(loc, block=False)
+        chars = _inline_chars(str(value), lines, line0, col0, "")
+        smap.texts[path] = TextOrigin(loc, block=False, chars=chars or None)
 
 
 def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: list[str]) -> Any:
@@ -165,6 +268,8 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
                 vl, vc = (node.lc.line, node.lc.col)
             if isinstance(value, CommentedMap | CommentedSeq):
                 smap.values[kpath] = Loc(filename, value.lc.line + 1, value.lc.col + 1)
+            elif value is None and kpath in smap.keys:
+                smap.values[kpath] = smap.keys[kpath]  # 'key:' with nothing after it
             else:
                 _note_scalar(value, kpath, vl, vc, smap, filename, lines)
             out[k] = _convert(value, kpath, smap, filename, lines)

@@ -79,7 +79,7 @@ def test_runaway_loop_hits_the_step_budget_with_its_location(tmp_path):
     with pytest.raises(LudusError) as err:
         program(tmp_path, "let n = 0\nrepeat\n  increase n by 1\nuntil n < 0")
     text = str(err.value)
-    assert "runaway rules: more than 200000 steps without a decision" in text
+    assert "runaway rules in 'main': more than 200000 steps without a decision" in text
     assert "a loop never ends" in text
     assert ":12:" in text or ":11:" in text  # inside the loop, not at the top of the file
 

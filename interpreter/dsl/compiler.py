@@ -30,7 +30,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .parser import DslSyntaxError, parse_block, parse_expr
+from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
 
@@ -98,9 +98,8 @@ class Compiler:
     def template(self, text: str, origin: TextOrigin, scope: Scope) -> ExprFn | None:
         """Compile a label/log text with ``{expression}`` parts."""
         self.origin = origin
-        quoted = '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
         try:
-            node = parse_expr(quoted, 1, 0)
+            node = parse_template(str(text))
         except DslSyntaxError as exc:
             self._syntax(exc)
             return None

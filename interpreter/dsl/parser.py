@@ -125,27 +125,46 @@ _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
 def parse_string_token(tok: Token) -> A.Str:
     """Split a string literal into text and ``{expression}`` parts."""
-    raw = str(tok)[1:-1]
     line, col0 = _tpos(tok)
+    return _template(str(tok)[1:-1], line, col0 + 1, escapes=True, pos=_tpos(tok))
+
+
+def parse_template(text: str) -> A.Str:
+    """Parse a text with ``{expression}`` parts written directly in YAML (labels).
+
+    YAML has already handled quoting, so backslashes are literal; ``{{`` and ``}}`` stand
+    for literal braces.
+    """
+    return _template(text, 1, 1, escapes=False, pos=(1, 1))
+
+
+def _template(raw: str, line: int, col_first: int, *, escapes: bool, pos: A.Pos) -> A.Str:
+    """Split ``raw`` (whose first character is at ``col_first``) into text and expressions."""
+    col0 = col_first - 1
     parts: list[str | A.Node] = []
     buf: list[str] = []
     i = 0
     while i < len(raw):
         ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
+        if escapes and ch == "\\" and i + 1 < len(raw):
             buf.append(_ESCAPES.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        if not escapes and ch in "{}" and raw[i + 1:i + 2] == ch:
+            buf.append(ch)
             i += 2
             continue
         if ch == "{":
             end = raw.find("}", i + 1)
             if end < 0:
-                raise DslSyntaxError(line, col0 + 1 + i, "unclosed '{' in string", "write \\{ for a literal brace")
+                raise DslSyntaxError(line, col0 + 1 + i, "unclosed '{' in text",
+                                 "write \\{ for a literal brace" if escapes else "write {{ for a literal brace")
             if buf:
                 parts.append("".join(buf))
                 buf = []
             inner = raw[i + 1:end]
             if not inner.strip():
-                raise DslSyntaxError(line, col0 + 1 + i, "empty '{}' in string", "put an expression inside, or write \\{")
+                raise DslSyntaxError(line, col0 + 1 + i, "empty '{}' in text", "put an expression inside it")
             parts.append(parse_expr(inner, line, col0 + 2 + i))
             i = end + 1
             continue
@@ -153,7 +172,7 @@ def parse_string_token(tok: Token) -> A.Str:
         i += 1
     if buf or not parts:
         parts.append("".join(buf))
-    return A.Str(_tpos(tok), parts)
+    return A.Str(pos, parts)
 
 
 def _block(x: Any) -> list[A.Node]:
