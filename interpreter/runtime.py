@@ -134,6 +134,9 @@ class Game:
             after_setup(game)
             game._after_setup = None
         game._guarded(game._run)
+        if state["forced_dice"]:
+            raise LudusError([Diagnostic(Loc(rs.folder), f"the forced dice {state['forced_dice']} were not rolled "
+                                         "before the first decision", "give dice with the step that rolls them")])
         return game
 
     @classmethod
@@ -265,6 +268,15 @@ class Game:
                 st["forced_dice"].extend(int(d) for d in dice)
             self._resolve(p, player, option["value"])
             self._run()
+            if dice and st["forced_dice"]:
+                # Forced dice belong to the choice they come with; leftovers mean a wrong scenario.
+                left = st["forced_dice"]
+                self._rollback(snapshot, log_len)
+                if snapshot is None:
+                    left = list(left)
+                    self.state["forced_dice"] = []
+                raise IllegalChoice(f"this choice rolled {len(dice) - len(left)} of the {len(dice)} forced dice; "
+                                    f"{left} were not rolled")
         except RuleFault as fault:
             self._rollback(snapshot, log_len)
             raise self._located(fault) from None

@@ -127,3 +127,21 @@ def test_views_hide_hidden_zones_other_hands_and_the_machinery(tmp_path):
         assert not {"rng", "stack", "forced_dice"} & set(view)
     assert blue["pending"] == {"type": "choice", "player": "red", "prompt": "choose c"}
     assert red["pending"]["options"][0]["value"] == "ace"
+
+
+def test_forced_dice_must_be_rolled_by_the_choice_they_come_with(tmp_path):
+    game = program(tmp_path, """
+        choose n from [0, 2] by first(players)
+        roll n dice as rolled
+        set out = rolled
+        choose m from [1] by first(players)
+    """)
+    before = game.to_json()
+    with pytest.raises(IllegalChoice, match=r"this choice rolled 0 of the 1 forced dice; \[4\] were not rolled"):
+        game.apply(0, dice=[4])
+    assert game.to_json() == before
+    with pytest.raises(IllegalChoice, match=r"rolled 2 of the 3 forced dice; \[6\] were not rolled"):
+        game.apply(1, dice=[5, 5, 6])
+    assert game.to_json() == before
+    game.apply(1, dice=[5, 4])
+    assert game.glob["out"] == [5, 4]
