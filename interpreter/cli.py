@@ -156,7 +156,8 @@ def cmd_play(args: argparse.Namespace) -> int:
                 _err(f"ludus: error: the game did not end within {args.max_decisions} decisions (--max-decisions)")
                 return 1
             player = game.deciders()[0]
-            secret = (game.pending or {}).get("type") == "secret"
+            pending = game.pending or {}
+            secret = pending.get("type") == "secret" or bool(pending.get("secret"))
             if seats[player] == "human":
                 index = _ask_human(game, player)
                 if index is None:

@@ -693,7 +693,7 @@ class Game:
         return player
 
     def ask(self, player: Any, options: Sequence[Any], var: str, L: dict[str, Any], prompt: Any,
-            label: Callable[[Any, dict], Any] | None, loc: Loc | None) -> None:
+            label: Callable[[Any, dict], Any] | None, loc: Loc | None, secret: bool = False) -> None:
         player = self._check_player(player, loc)
         if not options:
             raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
@@ -701,6 +701,8 @@ class Game:
         self.state["pending"] = {"type": "choice", "player": player,
                                  "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
                                  "var": var, "options": self._labelled(list(options), var, L, label)}
+        if secret:
+            self.state["pending"]["secret"] = True
 
     def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None) -> None:
         player = self._check_player(player, loc)

@@ -145,3 +145,28 @@ def test_forced_dice_must_be_rolled_by_the_choice_they_come_with(tmp_path):
     assert game.to_json() == before
     game.apply(1, dice=[5, 4])
     assert game.glob["out"] == [5, 4]
+
+
+def test_a_secret_choice_by_one_player_is_not_narrated_to_humans(tmp_path, monkeypatch, capsys):
+    import io
+    import sys
+
+    from rulekit import make_ruleset
+
+    from interpreter.cli import main
+    folder = make_ruleset(tmp_path, {"rules.yaml": """
+        procedures:
+          main:
+            source: T 1
+            do: |
+              choose secretly c from deck by last(players) prompt "Keep one"
+              choose d from deck by first(players) prompt "Take one"
+              game over
+    """})
+    game = program(tmp_path / "api", "choose secretly c from deck by first(players)\nset out = c")
+    assert game.pending["secret"] is True
+    monkeypatch.setattr(sys, "stdin", io.StringIO("0\n"))
+    assert main(["play", str(folder), "--players", "2", "--seat", "red=human"]) == 0
+    out = capsys.readouterr().out
+    assert "  blue > (secret)" in out
+    assert "  red > Ace" in out

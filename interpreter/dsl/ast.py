@@ -157,6 +157,7 @@ class Choose(Node):
     by: Node
     prompt: Node | None
     label: Node | None
+    secret: bool = False  # the answer is not narrated to the other players
 
 
 @dataclass

@@ -807,11 +807,12 @@ class _Builder:
         label = self._text(s.label, inner)
         scope[s.var] = el
         var = s.var
+        secret = s.secret
         loc = self.c.loc(s.pos)
 
         def choose(g: Any, fr: dict) -> None:
             L = fr["locals"]
-            g.ask(by(g, L), options(g, L), var, L, prompt(g, L) if prompt else None, label, loc)
+            g.ask(by(g, L), options(g, L), var, L, prompt(g, L) if prompt else None, label, loc, secret)
         self.emit(choose, s.pos)
 
     def s_ChooseAction(self, s: A.ChooseAction, scope: Scope) -> None:

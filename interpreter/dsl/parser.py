@@ -327,15 +327,15 @@ class _Builder(Transformer):
         return c[0]
 
     def choose_stmt(self, meta, c):
-        var, options, by, prompt, label = c
-        return A.Choose(_pos(meta), str(var), options, by, prompt, label)
+        secret, var, options, by, prompt, label = c
+        return A.Choose(_pos(meta), str(var), options, by, prompt, label, secret is not None)
 
     def choose_action_stmt(self, meta, c):
         _kw, group, by, bind = c
         return A.ChooseAction(_pos(meta), str(group), by, str(bind) if bind else None)
 
     def secret_stmt(self, meta, c):
-        pvar, players, var, options, prompt, label = c
+        pvar, players, _secretly, var, options, prompt, label = c
         return A.Secret(_pos(meta), str(pvar), players, str(var), options, prompt, label)
 
     def elif_clause(self, meta, c):
