@@ -240,12 +240,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_where(args: argparse.Namespace) -> int:
     specs = args.ruleset or bundled_names()
-    found = 0
+    found: dict[str, list[str]] = {}
     for spec in specs:
         rs = load_ruleset(spec)
         for line in where(rs, args.section):
-            _out(line)
-            found += 1
+            found.setdefault(line, []).append(rs.name)  # an overlay inherits its base's entries
+    for line, names in found.items():
+        _out(line if len(specs) == 1 else f"{line} [{', '.join(names)}]")
     if not found:
         _out(f"no entry cites section {args.section}")
     return 0

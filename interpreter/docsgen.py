@@ -34,14 +34,20 @@ def _loc(rs: Ruleset, sec: str, eid: str, spec: dict[str, Any]) -> str:
 
 
 def cites(source: str, section: str) -> bool:
-    """Whether ``source`` ('ToC 6.3.2, 6.4') cites ``section`` or a subsection of it."""
-    sec = section.strip()
-    abbr, _, num = sec.rpartition(" ")
-    for m in re.finditer(r"(?:(\S+)\s+)?(\d+(?:\.\d+)*)", source):
-        if abbr and m.group(1) and m.group(1).rstrip(",;") != abbr:
+    """Whether ``source`` ('ToC 6.3.2, 6.4; FAQ 3') cites ``section`` or a subsection of it.
+
+    A number belongs to the abbreviation written before it, so 'ToC 6.3.2, 6.4' cites
+    both ToC 6.3.2 and ToC 6.4.
+    """
+    abbr, _, num = section.strip().rpartition(" ")
+    current = ""
+    for token in re.findall(r"[A-Za-z][\w-]*|\d+(?:\.\d+)*", source):
+        if not token[0].isdigit():
+            current = token
             continue
-        cited = m.group(2)
-        if cited == num or cited.startswith(num + "."):
+        if abbr and current != abbr:
+            continue
+        if token == num or token.startswith(num + "."):
             return True
     return False
 

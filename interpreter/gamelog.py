@@ -87,7 +87,7 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
         if entry["type"] != "choice":
             continue
         try:
-            game.apply(entry["index"], entry["player"])
+            game.apply(entry["index"], entry["player"], entry.get("dice"))
         except IllegalChoice as exc:
             raise LudusError([Diagnostic(Loc(str(p), n, 1), f"replay diverges: {exc.reason}")]) from None
     produced = game.log

@@ -187,7 +187,7 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any]) -> Ruleset
     players = merged_manifest.get("players", players)
     return Ruleset(
         name=str(manifest["ruleset"]), version=str(manifest.get("version", "0")),
-        title=str(manifest.get("title", manifest["ruleset"])),
+        title=str(merged_manifest.get("title", manifest["ruleset"])),
         min_players=int(players.get("min", 1)), max_players=int(players.get("max", players.get("min", 1))),
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
         digest=hashlib.sha256(digest_src.encode("utf-8")).hexdigest(), data=doc.data, smap=doc.smap,
@@ -295,7 +295,7 @@ class _Builder:
             if vis == "owner" and per != PLAYER_KIND:
                 self.err(("zones", name, "visibility"), "only zones 'per: player' can be visible to their owner",
                          "use public or hidden")
-            z = ZoneDef(name, per, spec.get("order", "ordered") == "ordered", vis,
+            z = ZoneDef(name, per, vis,
                         holds if holds in rs.kinds else "*", str(spec.get("source", "")))
             rs.zones[name] = z
             if per in rs.kinds:
@@ -518,6 +518,7 @@ class _Builder:
         if "evaluation" in scoring:
             text, origin = self.text(("scoring", "evaluation"))
             rs.scoring.evaluation, _ = c.expression(text, origin, scope, T.INT, "the evaluation")
+        c.check_signals()
 
 
 def _get(data: Any, path: PathKey) -> Any:

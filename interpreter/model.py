@@ -40,7 +40,6 @@ class FieldDef:
 class ZoneDef:
     name: str
     per: str | None  # None: one global zone; else one zone per entity of this kind
-    ordered: bool
     visibility: str  # public | owner | hidden
     holds: str = "*"  # the kind of entity it holds, or '*'
     source: str = ""

@@ -263,7 +263,10 @@ class Game:
         log_len = len(self.log)
         try:
             option = options[index]
-            self.log.append({"type": "choice", "player": player, "index": index, "label": option["label"]})
+            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": option["label"]}
+            if dice:
+                entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
+            self.log.append(entry)
             if dice:
                 st["forced_dice"].extend(int(d) for d in dice)
             self._resolve(p, player, option["value"])
@@ -771,11 +774,13 @@ class Game:
         site = self.rs.sites[rec["site"]]
         if site.when is None and site.while_ is None:
             return True
+        if site.while_ is not None and not site.while_(self, dict(rec["captured"])):
+            return False
+        if site.when is None:
+            return True
         L2 = dict(rec["captured"])
         L2.update(L)
-        if site.while_ is not None and not site.while_(self, L2):
-            return False
-        return site.when is None or bool(site.when(self, L2))
+        return bool(site.when(self, L2))
 
     def add_modifier(self, rec: dict[str, Any]) -> None:
         st = self.state

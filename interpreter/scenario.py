@@ -55,6 +55,9 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     """Run a scenario file; raises :class:`LudusError` for bad files or illegal steps."""
     data, smap, rs = load_scenario(path)
     players = int(data.get("players", rs.min_players))
+    problem = rs.player_count_problem(players)
+    if problem:
+        raise LudusError([Diagnostic(smap.loc(("players",)), problem)])
     seats = rs.seat_names(players)
     # Assertions are checked before play, like every other rule text.
     checks = [_compile_assert(rs, str(text), smap, ("assert", i), seats)
@@ -66,7 +69,13 @@ def run_scenario(path: str | Path) -> ScenarioRun:
         if "start" in data:
             _start(game, data["start"], smap)
 
-    game = Game.new(rs, players, data.get("seed", 0), after_setup=prepare, dice=data.get("dice", []))
+    try:
+        game = Game.new(rs, players, data.get("seed", 0), after_setup=prepare, dice=data.get("dice", []))
+    except LudusError as exc:
+        if data.get("dice") and "forced dice" in exc.diagnostics[0].message:
+            raise LudusError([Diagnostic(smap.loc(("dice",)), exc.diagnostics[0].message,
+                                         exc.diagnostics[0].hint)]) from None
+        raise
     for i, step in enumerate(data.get("steps") or []):
         loc = smap.loc(("steps", i))
         if game.over:
@@ -90,7 +99,7 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
     for name, value in (patch.get("globals") or {}).items():
         if name not in game.glob:
             diags.append(Diagnostic(smap.loc(("state", "globals", name), key=True), f"unknown global '{name}'"))
-        else:
+        elif _fits(game, rs.globals[name].type, value, smap, ("state", "globals", name), diags):
             game.glob[name] = value
     for eid, fields in (patch.get("entities") or {}).items():
         path = ("state", "entities", eid)
@@ -105,7 +114,7 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
                     game._place(eid, str(value), False)
             elif fname not in game.ents[eid] or fname == "kind":
                 diags.append(Diagnostic(smap.loc(path + (fname,), key=True), f"{eid} has no field '{fname}'"))
-            else:
+            elif _fits(game, rs.kinds[game.ents[eid]["kind"]].fields[fname].type, value, smap, path + (fname,), diags):
                 game.ents[eid][fname] = value
     for key, ids in (patch.get("zones") or {}).items():
         path = ("state", "zones", key)
@@ -129,7 +138,31 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
     if diags:
         raise LudusError(diags)
     game._kind_index = None
-    del rs  # keeps the signature obvious: patches never touch the ruleset
+
+
+def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
+    """Check a patched value against its declared type (entity references must exist)."""
+    ok = True
+    if value is None or type_ == "any":
+        return True
+    if type_ == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif type_ == "bool":
+        ok = isinstance(value, bool)
+    elif type_ == "str":
+        ok = isinstance(value, str)
+    elif type_.startswith("list:"):
+        if not isinstance(value, list):
+            ok = False
+        else:
+            return all(_fits(game, type_[5:], v, smap, path + (i,), diags) for i, v in enumerate(value))
+    elif type_.startswith("ent:"):
+        kind = type_[4:]
+        e = game.ents.get(value) if isinstance(value, str) else None
+        ok = e is not None and (kind == "*" or e["kind"] == kind)
+    if not ok:
+        diags.append(Diagnostic(smap.loc(path), f"wrong type: {value!r} is not {type_.replace('ent:', 'a ')}"))
+    return ok
 
 
 def _start(game: Game, start: dict[str, Any], smap: SourceMap) -> None:

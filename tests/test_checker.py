@@ -122,3 +122,30 @@ def test_schema_errors_are_located_with_hints(tmp_path):
     text = "\n".join(msgs)
     assert "rules.yaml:3:5: error: unknown key 'sorce' in procedures/main (did you mean 'source'?)" in text
     assert "missing 'note' in procedures/other" in text
+
+
+def test_a_choice_without_a_player_is_an_error_not_a_crash(tmp_path):
+    assert check(tmp_path, "choose x from [1, 2]").endswith(
+        "rules.yaml:5:7: error: a choice needs the player who makes it (add 'by PLAYER', e.g. 'by actor')")
+
+
+def test_a_modifier_until_a_signal_nobody_sends_is_an_error(tmp_path):
+    rules = """
+        modifier_points:
+          bonus_points:
+            source: T 1
+            type: int
+            base: "0"
+        procedures:
+          main:
+            source: T 1
+            do: |
+              modify bonus_points by 1 until turn_end
+              signal turn_ends
+    """
+    msg = only(errors(tmp_path, rules))
+    assert "no rule signals 'turn_end', so this modifier would never end (did you mean 'turn_ends'?)" in msg
+
+
+def test_keys_needs_a_per_player_map(tmp_path):
+    assert "keys() needs a per-player map, not a list" in check(tmp_path, "let k = keys([1])")

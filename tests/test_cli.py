@@ -103,3 +103,27 @@ def test_help_describes_every_command(capsys):
     out = capsys.readouterr().out
     for command in ("validate", "play", "replay", "scenario", "docs", "where"):
         assert command in out
+
+
+def test_where_reads_comma_separated_sections():
+    from interpreter.docsgen import cites
+    assert cites("ToC 6.3.2, 6.4", "ToC 6.4")
+    assert cites("ToC 6.3.2, 6.4", "6.3")
+    assert not cites("ToC 6.3.2, 6.4", "ToC 6.5")
+    assert not cites("FAQ 6.4", "ToC 6.4")
+    assert cites("ToC 5; FAQ 2", "FAQ 2")
+
+
+def test_a_game_with_forced_dice_replays_from_its_log(tmp_path):
+    from interpreter import Game, load_ruleset
+    from interpreter.gamelog import replay, write_log
+    rs = load_ruleset("dice_race")
+    game = Game.new(rs, 2, seed=3)
+    game.apply(0, "red")
+    game.apply(0, "blue")
+    game.apply("Roll", dice=[6, 6, 1])
+    log = tmp_path / "forced.jsonl"
+    with log.open("w", encoding="utf-8") as fh:
+        write_log(game.log, fh)
+    assert {"type": "dice", "values": [6, 6, 1]} in game.log
+    assert replay(log).to_json() == game.to_json()

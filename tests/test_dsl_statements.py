@@ -197,3 +197,32 @@ def test_game_over_and_scoring_with_tiebreaks(tmp_path):
     assert game.result == {"reason": "done", "scores": {"red": 4, "blue": 4}, "ranking": ["blue", "red"],
                            "winners": ["blue"]}
     assert game.state["entities"]["red"]["score"] == 4  # nothing runs after game over
+
+
+def test_a_local_set_only_on_a_path_not_taken_is_a_clear_error(tmp_path):
+    with pytest.raises(LudusError, match=r"'y' has no value here \(it is set only on a path that did not run"):
+        program(tmp_path, "if false then\n  let y = 1\nend\nset out = y")
+
+
+def test_huge_ranges_are_refused(tmp_path):
+    with pytest.raises(LudusError, match=r"the range 1..1000000000 is too long"):
+        program(tmp_path, "set out = count(1..1000000000)")
+
+
+def test_a_while_lifetime_uses_captured_locals_even_if_a_parameter_has_the_same_name(tmp_path):
+    extra = """
+    modifier_points:
+      boon:
+        source: T 4
+        params: {who: player}
+        type: int
+        base: "0"
+    """
+    game = program(tmp_path, """
+        let who = first(players)
+        modify boon by 1 while who == first(players)
+        signal anything
+        set out = [boon(first(players)), boon(last(players))]
+    """, extra=extra)
+    assert game.glob["out"] == [1, 1]
+    assert len(game.state["modifiers"]) == 1

@@ -93,3 +93,23 @@ def test_json_output_is_the_whole_state(tmp_path, monkeypatch, capsys):
     state = json.loads(capsys.readouterr().out)
     assert state["entities"]["red"]["position"] == 14
     assert state["stack"]  # the continuation is part of the state
+
+
+def test_patched_values_are_type_checked_and_bad_counts_located(tmp_path, monkeypatch):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        state:
+          entities: {red: {position: fast}}
+          globals: {goal: [1]}
+        steps: []
+    """)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LudusError) as err:
+        run_scenario(path)
+    text = str(err.value)
+    assert "s.yaml:4:30: error: wrong type: 'fast' is not int" in text
+    assert "s.yaml:5:19: error: wrong type: [1] is not int" in text
+    path = write(tmp_path, "ruleset: dice_race\nplayers: 7\nsteps: []\n")
+    with pytest.raises(LudusError, match=r"s.yaml:2:10: error: dice_race is for 2 to 4 players, not 7"):
+        run_scenario(path)

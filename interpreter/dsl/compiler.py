@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, did_you_mean
@@ -45,6 +46,7 @@ BUILTIN_FUNCS: dict[str, tuple[int, int]] = {
     "distance": (3, 3), "keys": (1, 1), "unique": (1, 1), "list": (1, 1),
     "combinations": (2, 2), "subsets": (1, 1),
 }
+MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 MAX_SUBSETS = 1 << 16  # a choice among more subsets than this is a rules bug, not a decision
 QUERY_FUNCS = {"count", "sum", "min", "max", "any", "all", "first", "last", "list", "sort", "unique"}
 
@@ -65,6 +67,15 @@ class Compiler:
         self.diags = diags
         self.origin: TextOrigin = TextOrigin(Loc("<text>"), False)
         self.proc_name = ""
+        self.signals: set[str] = set()  # every 'signal NAME' compiled
+        self.untils: list[tuple[str, Loc]] = []  # every 'until NAME' of a modifier, to check
+
+    def check_signals(self) -> None:
+        """A modifier lasting 'until X' needs some rule that signals X."""
+        for name, loc in self.untils:
+            if name not in self.signals:
+                self.diags.append(Diagnostic(loc, f"no rule signals '{name}', so this modifier would never end",
+                                             did_you_mean(name, self.signals) or f"add 'signal {name}' where it ends"))
 
     # ------------------------------------------------------------ diagnostics
     def loc(self, pos: A.Pos) -> Loc:
@@ -154,7 +165,15 @@ class Compiler:
     def x_Name(self, n: A.Name, scope: Scope) -> tuple[ExprFn, str]:
         name = n.name
         if name in scope:
-            return (lambda g, L: L[name]), scope[name]
+            loc = self.loc(n.pos)
+
+            def local(g: Any, L: dict) -> Any:
+                try:
+                    return L[name]
+                except KeyError:
+                    raise _fault(f"'{name}' has no value here", loc,
+                                 "it is set only on a path that did not run; set it before the 'if'") from None
+            return local, scope[name]
         rs = self.rs
         if name in rs.globals:
             return (lambda g, L: g.glob[name]), rs.globals[name].type
@@ -419,6 +438,9 @@ class Compiler:
             if name == "list":
                 return (lambda g, L: list(seq(g, L))), T.list_of(el)
             if name == "keys":
+                if not (T.is_map(t0) or t0 == T.ANY):
+                    self.err(nodes[0].pos if nodes else pos, f"wrong type: keys() needs a per-player map, not {T.describe(t0)}")
+                    raise _Abort
                 return (lambda g, L: list(g.as_map(f0(g, L), loc))), T.list_of(T.ent(PLAYER_KIND))
         if name in ("min", "max"):
             for (_f, t), node in zip(args, nodes, strict=True):
@@ -533,7 +555,12 @@ class Compiler:
                 if not T.compatible(T.INT, t):
                     self.err(side.pos, f"wrong type: a range 'a..b' needs numbers, not {T.describe(t)}")
                     raise _Abort
-            return (lambda g, L: list(range(a(g, L), b(g, L) + 1))), T.list_of(T.INT)
+            def span(g: Any, L: dict) -> list[int]:
+                lo, hi = a(g, L), b(g, L)
+                if hi - lo >= MAX_RANGE:
+                    raise _fault(f"the range {lo}..{hi} is too long (more than {MAX_RANGE} numbers)", loc)
+                return list(range(lo, hi + 1))
+            return span, T.list_of(T.INT)
         if op == "+":
             if T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb):
                 sa, sb = self.seq(a, ta), self.seq(b, tb)
@@ -779,6 +806,7 @@ class _Builder:
 
     def s_Signal(self, s: A.Signal, scope: Scope) -> None:
         name = s.name
+        self.c.signals.add(name)
         self.emit(lambda g, fr: g.signal(name), s.pos)
 
     # --------------------------------------------------------- choices
@@ -789,7 +817,10 @@ class _Builder:
             raise _Abort
         return self.c.seq(fn, t), T.element(t)
 
-    def _player(self, node: A.Node, scope: Scope) -> ExprFn:
+    def _player(self, node: A.Node | None, scope: Scope, pos: A.Pos) -> ExprFn:
+        if node is None:
+            self.c.err(pos, "a choice needs the player who makes it", "add 'by PLAYER', e.g. 'by actor'")
+            raise _Abort
         return self.c.want(node, scope, T.ent(PLAYER_KIND), "the deciding player ('by')")
 
     def _text(self, node: A.Node | None, scope: Scope) -> ExprFn | None:
@@ -800,7 +831,7 @@ class _Builder:
 
     def s_Choose(self, s: A.Choose, scope: Scope) -> None:
         options, el = self._options(s.options, scope)
-        by = self._player(s.by, scope)
+        by = self._player(s.by, scope, s.pos)
         prompt = self._text(s.prompt, scope)
         inner = dict(scope)
         inner[s.var] = el
@@ -820,7 +851,7 @@ class _Builder:
         if s.group not in c.rs.groups:
             c.err(s.pos, f"unknown action group '{s.group}'", did_you_mean(s.group, c.rs.groups))
             raise _Abort
-        by = self._player(s.by, scope)
+        by = self._player(s.by, scope, s.pos)
         group = s.group
         bind = s.bind
         if bind:
@@ -996,12 +1027,18 @@ class _Builder:
         # A lifetime condition sees only the captured locals and the game, never the reading's
         # parameters, so the runtime can drop a dead modifier without reading the point.
         while_ = c.want(s.while_, scope, T.BOOL, "a 'while' condition") if s.while_ else None
-        captured = sorted({n.name for n in A.walk([s.when, s.while_])
-                           if isinstance(n, A.Name) and n.name in scope and n.name not in point.params})
+        # 'when' sees the point's parameters (they shadow locals); 'while' sees only locals.
+        captured = sorted({n.name for n in A.walk([s.when]) if isinstance(n, A.Name)
+                           and n.name in scope and n.name not in point.params}
+                          | {n.name for n in A.walk([s.while_]) if isinstance(n, A.Name) and n.name in scope})
         site = f"{self.proc.name}#{self.here()}"
         c.rs.sites[site] = ModifierSite(when, while_, captured)
+        if s.until:
+            c.untils.append((s.until, c.loc(s.pos)))
         record: dict[str, Any] = {"point": s.point, "mode": s.mode, "until": s.until, "once": s.once}
-        source = str(c.loc(s.pos))
+        where = c.loc(s.pos)
+        # folder/file:line:col, the same wherever the game runs (the state must not depend on the cwd)
+        source = f"{Path(where.file).parent.name}/{Path(where.file).name}:{where.line}:{where.col}"
 
         def modify(g: Any, fr: dict) -> None:
             L = fr["locals"]
