@@ -297,9 +297,3 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
     if isinstance(node, float):
         return float(node)
     return str(node)
-
-
-def raise_if(diags: list) -> None:
-    """Raise a :class:`LudusError` carrying ``diags`` when there are any."""
-    if diags:
-        raise LudusError(list(diags))

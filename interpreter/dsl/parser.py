@@ -412,6 +412,3 @@ class _Builder(Transformer):
     def pass_stmt(self, meta, c):
         return A.Pass(_pos(meta))
 
-
-def is_tree(x: Any) -> bool:
-    return isinstance(x, Tree)
