@@ -457,11 +457,14 @@ class _Builder:
                                          Procedure("action:" + name, {}, loc=self.smap.loc(("actions", name), key=True)),
                                          loc=self.smap.loc(("actions", name), key=True))
 
-    def text(self, path: PathKey) -> tuple[str, Any]:
-        """A rules-language text and where it starts (YAML true/false/numbers read as written)."""
+    def text(self, path: PathKey, statements: bool = False) -> tuple[str, Any]:
+        """A rules-language text and where it starts (YAML true/false/numbers read as written).
+
+        A folded block ('>') suits a long expression but not statements, whose line breaks matter.
+        """
         raw = _get(self.data, path)
         origin = self.smap.texts.get(path)
-        if origin is not None and origin.folded:
+        if statements and origin is not None and origin.folded:
             self.err(path, "rules text cannot be a folded block ('>'): YAML would join its lines",
                      "write '|' instead of '>' to keep each statement on its own line")
             return "pass", origin  # compiling the joined lines would only add misleading errors
@@ -478,7 +481,7 @@ class _Builder:
             text, origin = self.text(("modifier_points", name, "base"))
             pdef.base, _ = c.expression(text, origin, dict(pdef.params), pdef.type, f"the base of '{name}'")
         for name, proc in rs.procedures.items():
-            text, origin = self.text(("procedures", name, "do"))
+            text, origin = self.text(("procedures", name, "do"), statements=True)
             c.procedure(proc, text, origin, dict(proc.params))
         player = T.ent(PLAYER_KIND)
         for name, action in rs.actions.items():
@@ -503,7 +506,7 @@ class _Builder:
                 text, origin = self.text(("actions", name, "label"))
                 action.label = c.template(text, origin, scope)
             action.proc.params = dict(scope)
-            text, origin = self.text(("actions", name, "do"))
+            text, origin = self.text(("actions", name, "do"), statements=True)
             c.procedure(action.proc, text, origin, scope)
         scoring = self.data.get("scoring") or {}
         scope = {"p": player}

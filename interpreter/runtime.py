@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from .diagnostics import Diagnostic, Loc, LudusError
 from .model import PLAYER_KIND, ActionDef, FunctionDef, Procedure, RuleFault, Ruleset
 
 STATE_FORMAT = 1
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
 MAX_DEPTH = 200
 _EMPTY: list = []
 
@@ -610,14 +612,22 @@ class Game:
             items[i], items[j] = items[j], items[i]
         st["rng"] = state
 
-    def create(self, kind: str, fields: dict[str, Any], zone: Any, loc: Loc | None) -> str:
+    def create(self, kind: str, fields: dict[str, Any], zone: Any, loc: Loc | None,
+               called: str | None = None) -> str:
         st = self.state
         kdef = self.rs.kinds[kind]
-        while True:
-            eid = f"{kind}_{st['next_id']}"
-            st["next_id"] += 1
-            if eid not in self.ents:
-                break
+        if called is not None:
+            eid = called
+            if not _ID.match(eid):
+                raise RuleFault(f"cannot create '{eid}': ids are snake_case (lower-case letters, digits, _)", loc)
+            if eid in self.ents or eid in self.rs.globals or eid in self.rs.zones:
+                raise RuleFault(f"cannot create '{eid}': that id is taken", loc)
+        else:
+            while True:
+                eid = f"{kind}_{st['next_id']}"
+                st["next_id"] += 1
+                if eid not in self.ents:
+                    break
         rec: dict[str, Any] = {"kind": kind, "zone": None}
         for f in kdef.fields.values():
             rec[f.name] = _copy(f.default) if f.default is not None else type_default(f.type)

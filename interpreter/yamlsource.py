@@ -195,6 +195,19 @@ def _block_indent(lines: list[str], indicator_line: int, indicator_col: int) -> 
     return 1
 
 
+def _folded_chars(lines: list[str], first: int, indent: int) -> tuple[tuple[int, int], ...]:
+    """Positions of the characters of a folded ('>') block: its lines joined by spaces."""
+    out: list[tuple[int, int]] = []
+    n = first
+    while n < len(lines) and (not lines[n].strip() or len(lines[n]) - len(lines[n].lstrip(" ")) >= indent - 1):
+        raw = lines[n]
+        for i in range(indent - 1, len(raw)):
+            out.append((n + 1, i + 1))
+        out.append((n + 1, len(raw) + 1))  # the space (or newline) that ends this line
+        n += 1
+    return tuple(out)
+
+
 def _inline_chars(value: str, lines: list[str], line0: int, col0: int, quote: str) -> tuple[tuple[int, int], ...]:
     """The file position of each character of an inline scalar's parsed value.
 
@@ -242,9 +255,12 @@ def _note_scalar(value: Any, path: PathKey, line0: int, col0: int, smap: SourceM
                  lines: list[str]) -> None:
     loc = Loc(filename, line0 + 1, col0 + 1)
     smap.values[path] = loc
-    if isinstance(value, LiteralScalarString | FoldedScalarString):
-        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0, col0)), block=True,
-                                      folded=isinstance(value, FoldedScalarString))
+    if isinstance(value, FoldedScalarString):
+        indent = _block_indent(lines, line0, col0)
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, indent), block=False, folded=True,
+                                      chars=_folded_chars(lines, line0 + 1, indent) or None)
+    elif isinstance(value, LiteralScalarString):
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0, col0)), block=True)
     elif isinstance(value, DoubleQuotedScalarString | SingleQuotedScalarString):
         quote = '"' if isinstance(value, DoubleQuotedScalarString) else "'"
         chars = _inline_chars(str(value), lines, line0, col0, quote)

@@ -149,3 +149,20 @@ def test_a_modifier_until_a_signal_nobody_sends_is_an_error(tmp_path):
 
 def test_keys_needs_a_per_player_map(tmp_path):
     assert "keys() needs a per-player map, not a list" in check(tmp_path, "let k = keys([1])")
+
+
+def test_errors_inside_a_folded_expression_point_at_their_own_line(tmp_path):
+    msgs = errors(tmp_path, """
+        functions:
+          total:
+            source: T 1
+            returns: int
+            expr: >-
+              count(deck)
+              + ace.valeu
+        procedures:
+          main:
+            source: T 1
+            do: pass
+    """)
+    assert only(msgs).endswith("rules.yaml:7:13: error: card has no field or zone 'valeu' (did you mean 'value'?)")

@@ -226,3 +226,17 @@ def test_a_while_lifetime_uses_captured_locals_even_if_a_parameter_has_the_same_
     """, extra=extra)
     assert game.glob["out"] == [1, 1]
     assert len(game.state["modifiers"]) == 1
+
+
+def test_create_can_name_the_new_entity(tmp_path):
+    game = program(tmp_path, """
+        for each p in players do
+          create token in pile called "{p}_token" with value = 1, owner = p
+        end
+        set out = [t for t in pile]
+    """)
+    assert game.glob["out"] == ["red_token", "blue_token"]
+    with pytest.raises(LudusError, match="cannot create 'ace': that id is taken"):
+        program(tmp_path / "again", 'create token called "ace"')
+    with pytest.raises(LudusError, match="cannot create 'Big Token': ids are snake_case"):
+        program(tmp_path / "bad", 'create token called "Big Token"')

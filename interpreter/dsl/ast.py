@@ -135,6 +135,7 @@ class Create(Node):
     zone: Node | None
     fields: list[tuple[str, Node, Pos]]
     bind: str | None
+    called: Node | None = None  # the new entity's id (default: kind_N)
 
 
 @dataclass

@@ -760,13 +760,15 @@ class _Builder:
             fields.append((fname, c.want(node, scope, kind_def.fields[fname].type, f"field '{fname}'")))
         kind = s.kind
         bind = s.bind
+        called = c.want(s.called, scope, T.STR, "the id after 'called'") if s.called is not None else None
         if bind:
             scope[bind] = T.ent(kind)
         loc = c.loc(s.pos)
 
         def create(g: Any, fr: dict) -> None:
             L = fr["locals"]
-            eid = g.create(kind, {f: fn(g, L) for f, fn in fields}, zone(g, L) if zone else None, loc)
+            eid = g.create(kind, {f: fn(g, L) for f, fn in fields}, zone(g, L) if zone else None, loc,
+                           called(g, L) if called else None)
             if bind:
                 L[bind] = eid
         self.emit(create, s.pos)

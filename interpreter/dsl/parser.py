@@ -309,8 +309,8 @@ class _Builder(Transformer):
         return (str(c[0]), c[1], _tpos(c[0]))
 
     def create_stmt(self, meta, c):
-        kind, zone, fields, bind = c
-        return A.Create(_pos(meta), str(kind), zone, fields or [], str(bind) if bind else None)
+        kind, zone, called, fields, bind = c
+        return A.Create(_pos(meta), str(kind), zone, fields or [], str(bind) if bind else None, called)
 
     def destroy_stmt(self, meta, c):
         return A.Destroy(_pos(meta), c[0])
