@@ -240,3 +240,25 @@ def test_create_can_name_the_new_entity(tmp_path):
         program(tmp_path / "again", 'create token called "ace"')
     with pytest.raises(LudusError, match="cannot create 'Big Token': ids are snake_case"):
         program(tmp_path / "bad", 'create token called "Big Token"')
+
+
+def test_a_one_use_modifier_can_also_expire(tmp_path):
+    extra = """
+    modifier_points:
+      price:
+        source: T 4
+        params: {suit: str}
+        type: int
+        base: "5"
+    """
+    game = program(tmp_path, """
+        modify price by -2 when suit == "blue" until turn_end once
+        let a = [price("blue"), price("red")]
+        signal turn_end
+        modify price by -2 when suit == "blue" until turn_end once
+        consume price("blue")
+        set out = [a, price("blue")]
+        signal turn_end
+    """, extra=extra)
+    assert game.glob["out"] == [[3, 5], 5]
+    assert game.state["modifiers"] == []

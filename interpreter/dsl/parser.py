@@ -375,20 +375,16 @@ class _Builder(Transformer):
     def while_cond(self, meta, c):
         return ("while", c[0])
 
-    def once(self, meta, c):
-        return ("once", None)
-
     def _modify(self, meta, c, mode):
-        point, value, when, duration = c
+        point, value, when, duration, once = c
         node = A.Modify(_pos(meta), str(point), value, mode, when)
+        node.once = once is not None
         if duration:
             kind, arg = duration
             if kind == "until":
                 node.until = arg
-            elif kind == "while":
-                node.while_ = arg
             else:
-                node.once = True
+                node.while_ = arg
         return node
 
     def modify_stmt(self, meta, c):
