@@ -58,10 +58,6 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     problem = rs.player_count_problem(players)
     if problem:
         raise LudusError([Diagnostic(smap.loc(("players",)), problem)])
-    seats = rs.seat_names(players)
-    # Assertions are checked before play, like every other rule text.
-    checks = [_compile_assert(rs, str(text), smap, ("assert", i), seats)
-              for i, text in enumerate(data.get("assert") or [])]
 
     def prepare(game: Game) -> None:
         if "state" in data:
@@ -76,6 +72,11 @@ def run_scenario(path: str | Path) -> ScenarioRun:
             raise LudusError([Diagnostic(smap.loc(("dice",)), exc.diagnostics[0].message,
                                          exc.diagnostics[0].hint)]) from None
         raise
+    # Assertions are checked before the steps, like every other rule text. Seats and the
+    # entities made during set-up (e.g. each seat's leaders) may be named in them.
+    names = {e: f"ent:{rec['kind']}" for e, rec in game.ents.items() if e not in rs.entities}
+    checks = [_compile_assert(rs, str(text), smap, ("assert", i), names)
+              for i, text in enumerate(data.get("assert") or [])]
     for i, step in enumerate(data.get("steps") or []):
         loc = smap.loc(("steps", i))
         if game.over:
@@ -195,12 +196,12 @@ def _show(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False)
 
 
-def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, seats: list[str]) -> Any:
-    """Compile one assertion; seat names (red, blue...) may be used as names of players."""
+def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names: dict[str, str]) -> Any:
+    """Compile one assertion; ``names`` (seats, entities made in set-up) may be used as names."""
     diags: list[Diagnostic] = []
     compiler = Compiler(rs, diags)
     origin = smap.text(path)
-    scope = {s: "ent:player" for s in seats}
+    scope = dict(names)
     fn, _ = compiler.expression(text, origin, scope, "bool", "an assertion")
     if fn is None:
         raise LudusError(diags)
@@ -214,7 +215,7 @@ def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, seats:
     where = Loc(origin.loc.file, origin.loc.line, origin.loc.col)
 
     def check(game: Game, failures: list[str]) -> None:
-        L = {s: s for s in seats}
+        L = {n: n for n in names}
         if fn(game, L):
             return
         detail = ""

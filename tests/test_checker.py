@@ -166,3 +166,23 @@ def test_errors_inside_a_folded_expression_point_at_their_own_line(tmp_path):
             do: pass
     """)
     assert only(msgs).endswith("rules.yaml:7:13: error: card has no field or zone 'valeu' (did you mean 'value'?)")
+
+
+@pytest.mark.parametrize("style", ["folded", "literal"])
+def test_an_expression_may_span_lines(tmp_path, style):
+    indicator = ">-" if style == "folded" else "|-"
+    msgs = errors(tmp_path, f"""
+        functions:
+          total:
+            source: T 1
+            returns: int
+            expr: {indicator}
+              if count(deck) > 0
+                then ace.value
+                else two.valeu
+        procedures:
+          main:
+            source: T 1
+            do: pass
+    """)
+    assert only(msgs).endswith("rules.yaml:8:18: error: card has no field or zone 'valeu' (did you mean 'value'?)")

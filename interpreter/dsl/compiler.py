@@ -65,7 +65,7 @@ class Compiler:
     def __init__(self, rs: Ruleset, diags: list[Diagnostic]) -> None:
         self.rs = rs
         self.diags = diags
-        self.origin: TextOrigin = TextOrigin(Loc("<text>"), False)
+        self.origin: Any = TextOrigin(Loc("<text>"), False)  # a TextOrigin or a _JoinedOrigin
         self.proc_name = ""
         self.signals: set[str] = set()  # every 'signal NAME' compiled
         self.untils: list[tuple[str, Loc]] = []  # every 'until NAME' of a modifier, to check
@@ -91,9 +91,9 @@ class Compiler:
     def expression(self, text: str, origin: TextOrigin, scope: Scope,
                    want: str | None = None, what: str = "expression") -> tuple[ExprFn | None, str]:
         """Compile one expression written in YAML; returns (fn or None on error, type)."""
-        self.origin = origin
+        self.origin = _joined(origin, str(text))
         try:
-            node = parse_expr(str(text))
+            node = parse_expr(str(text).replace("\n", " "))
         except DslSyntaxError as exc:
             self._syntax(exc)
             return None, T.ANY
@@ -1061,6 +1061,36 @@ class _Builder:
         args = c.check_args(s, list(point.params.items()), scope, f"modifier point '{s.point}'")
         name = s.point
         self.emit(lambda g, fr: g.consume(name, [a(g, fr["locals"]) for a in args]), s.pos)
+
+
+class _JoinedOrigin:
+    """An expression written over several lines is parsed as one line; this maps it back."""
+
+    def __init__(self, origin: TextOrigin, places: list[tuple[int, int]]) -> None:
+        self.origin = origin
+        self.places = places
+        self.loc = origin.loc
+
+    def locate(self, line: int, col: int) -> Loc:
+        if line == 1 and 1 <= col <= len(self.places):
+            return self.origin.locate(*self.places[col - 1])
+        return self.origin.locate(line, col)
+
+
+def _joined(origin: TextOrigin, text: str) -> Any:
+    if "\n" not in text:
+        return origin
+    if getattr(origin, "chars", None):
+        return origin  # positions are already kept per character of the whole value
+    places: list[tuple[int, int]] = []
+    line, col = 1, 1
+    for ch in text:
+        places.append((line, col))
+        if ch == "\n":
+            line, col = line + 1, 1
+        else:
+            col += 1
+    return _JoinedOrigin(origin, places)
 
 
 def _const_text(text: str) -> Callable[[Any, dict], str]:
