@@ -74,10 +74,11 @@ def _arg_diag(message: str, hint: str = "") -> Any:
 class _Narrator:
     """Prints new log lines as the game goes."""
 
-    def __init__(self, game: Game, quiet: bool) -> None:
+    def __init__(self, game: Game, quiet: bool, dice: bool) -> None:
         self.game = game
         self.seen = 0
         self.quiet = quiet
+        self.dice = dice
 
     def flush(self) -> None:
         log = self.game.log
@@ -86,7 +87,7 @@ class _Narrator:
                 continue
             if entry["type"] == "text":
                 _out(entry["text"])
-            elif entry["type"] == "dice":
+            elif entry["type"] == "dice" and self.dice:
                 _out("  dice: " + " ".join(str(v) for v in entry["values"]))
         self.seen = len(log)
 
@@ -144,7 +145,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     game = Game.new(rs, players, args.seed)
     bots: dict[str, Bot] = {p: make_bot(k, args.seed, p) for p, k in seats.items() if k != "human"}
     humans = [p for p, k in seats.items() if k == "human"]
-    narrator = _Narrator(game, args.quiet)
+    narrator = _Narrator(game, args.quiet, args.dice)
     _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), seed {args.seed}")
     status = 0
     try:
@@ -278,6 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"who plays a seat: human or a bot ({', '.join(BOT_KINDS)}); repeatable")
     pl.add_argument("--log", metavar="FILE", help="write the game log (JSON Lines) to FILE")
     pl.add_argument("--quiet", action="store_true", help="print only the final score table")
+    pl.add_argument("--dice", action="store_true",
+                    help="also print every roll as the engine made it (the rules narrate the rolls that matter)")
     pl.add_argument("--max-decisions", type=int, default=100_000, help="stop a game that runs longer (default 100000)")
     pl.set_defaults(func=cmd_play)
 

@@ -127,3 +127,12 @@ def test_a_game_with_forced_dice_replays_from_its_log(tmp_path):
         write_log(game.log, fh)
     assert {"type": "dice", "values": [6, 6, 1]} in game.log
     assert replay(log).to_json() == game.to_json()
+
+
+def test_raw_dice_lines_only_with_the_dice_flag(capsys):
+    assert main(["play", "dice_race", "--players", "2", "--seed", "3"]) == 0
+    plain = capsys.readouterr().out
+    assert main(["play", "dice_race", "--players", "2", "--seed", "3", "--dice"]) == 0
+    with_dice = capsys.readouterr().out
+    assert "  dice: " not in plain and "  dice: " in with_dice
+    assert [line for line in with_dice.splitlines() if not line.startswith("  dice: ")] == plain.splitlines()
