@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 from . import __version__
 from .bots import BOT_KINDS, Bot, make_bot
-from .diagnostics import LudusError
+from .diagnostics import Diagnostic, Loc, LudusError
 from .docsgen import reconstructed, render, where
 from .gamelog import dump_entry, replay
 from .loader import bundled_names, load_ruleset
@@ -66,8 +66,7 @@ def _parse_seats(rs: Ruleset, game_players: list[str], specs: Sequence[str]) -> 
     return seats
 
 
-def _arg_diag(message: str, hint: str = "") -> Any:
-    from .diagnostics import Diagnostic, Loc
+def _arg_diag(message: str, hint: str = "") -> Diagnostic:
     return Diagnostic(Loc("ludus"), message, hint)
 
 
@@ -147,7 +146,6 @@ def cmd_play(args: argparse.Namespace) -> int:
     humans = [p for p, k in seats.items() if k == "human"]
     narrator = _Narrator(game, args.quiet, args.dice)
     _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), seed {args.seed}")
-    status = 0
     try:
         narrator.flush()
         decisions = 0
@@ -178,7 +176,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             with open(args.log, "w", encoding="utf-8") as fh:
                 for e in game.log:
                     fh.write(dump_entry(e) + "\n")
-    return status
+    return 0
 
 
 # ------------------------------------------------------------------ replay / scenario

@@ -8,6 +8,7 @@ readable difference when they fail.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,7 +193,6 @@ def _match(expected: Any, actual: Any, path: str, failures: list[str]) -> None:
 
 
 def _show(v: Any) -> str:
-    import json
     return json.dumps(v, ensure_ascii=False)
 
 

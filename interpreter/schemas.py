@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def _explain(err: ValidationError, smap: SourceMap) -> list[Diagnostic]:
         allowed = list((err.schema.get("properties") or {}).keys())
         out = []
         for key in err.instance:
-            if key not in allowed and not any(__import__("re").match(p, key) for p in err.schema.get("patternProperties", {})):
+            if key not in allowed and not any(re.match(p, key) for p in err.schema.get("patternProperties", {})):
                 out.append(Diagnostic(smap.loc(path + (key,), key=True), f"unknown key '{key}' in {where}",
                                       did_you_mean(key, allowed) or ("allowed: " + ", ".join(allowed) if allowed else "")))
         return out
