@@ -30,6 +30,7 @@ from .model import (
     Ruleset,
     TableDef,
     ZoneDef,
+    type_default,
 )
 from .overlay import apply_patches, merge_document
 from .schemas import validate
@@ -312,7 +313,6 @@ class _Builder:
             if initial is not None:
                 self.check_value(path + ("initial",), gtype, initial)
             else:
-                from .runtime import type_default
                 initial = type_default(gtype)
             self.rs.globals[name] = GlobalDef(name, gtype, initial)
 

@@ -18,6 +18,19 @@ PLAYER_KIND = "player"
 RESERVED_FIELDS = ("id", "kind", "zone")
 
 
+def type_default(type_: str) -> Any:
+    """The value a field or global of this type starts with when none is given."""
+    if type_ == "int":
+        return 0
+    if type_ == "bool":
+        return False
+    if type_ == "str":
+        return ""
+    if type_.startswith("list:"):
+        return []
+    return None
+
+
 class RuleFault(Exception):
     """A rule failed while running (bad value, missing row, runaway loop...).
 

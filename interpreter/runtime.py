@@ -22,7 +22,16 @@ from typing import Any
 
 from . import rng
 from .diagnostics import Diagnostic, Loc, LudusError
-from .model import PLAYER_KIND, ActionDef, FunctionDef, Procedure, RuleFault, Ruleset
+from .model import (
+    PLAYER_KIND,
+    ActionDef,
+    FieldDef,
+    FunctionDef,
+    Procedure,
+    RuleFault,
+    Ruleset,
+    type_default,
+)
 
 STATE_FORMAT = 1
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -47,23 +56,16 @@ class Choice:
     value: Any
 
 
-def type_default(type_: str) -> Any:
-    if type_ == "int":
-        return 0
-    if type_ == "bool":
-        return False
-    if type_ == "str":
-        return ""
-    if type_.startswith("list:"):
-        return []
-    return None
-
-
 def _rank_value(v: Any) -> int:
     """Scores and tie-breakers compare as numbers: true is 1, false 0, none lowest."""
     if v is None:
         return -(1 << 62)
     return int(v) if isinstance(v, bool | int) else 0
+
+
+def _initial(f: FieldDef) -> Any:
+    """A fresh starting value for a field: its declared default, else its type's."""
+    return _copy(f.default) if f.default is not None else type_default(f.type)
 
 
 def _copy(value: Any) -> Any:
@@ -159,14 +161,14 @@ class Game:
             rec: dict[str, Any] = {"kind": PLAYER_KIND, "zone": None}
             if player_kind:
                 for f in player_kind.fields.values():
-                    rec[f.name] = _copy(f.default) if f.default is not None else type_default(f.type)
+                    rec[f.name] = _initial(f)
             self.ents[p] = rec
         for eid, spec in rs.entities.items():
             kind = rs.kinds[spec["kind"]]
             rec = {"kind": kind.name, "zone": None}
             for f in kind.fields.values():
                 rec[f.name] = _copy(spec[f.name]) if f.name in spec else (
-                    _copy(f.default) if f.default is not None else type_default(f.type))
+                    _initial(f))
             self.ents[eid] = rec
         for zname, z in rs.zones.items():
             if z.per is None:
@@ -630,7 +632,7 @@ class Game:
                     break
         rec: dict[str, Any] = {"kind": kind, "zone": None}
         for f in kdef.fields.values():
-            rec[f.name] = _copy(f.default) if f.default is not None else type_default(f.type)
+            rec[f.name] = _initial(f)
         rec.update(fields)
         self.ents[eid] = rec
         for zname in kdef.zones:
