@@ -167,8 +167,7 @@ class Game:
             kind = rs.kinds[spec["kind"]]
             rec = {"kind": kind.name, "zone": None}
             for f in kind.fields.values():
-                rec[f.name] = _copy(spec[f.name]) if f.name in spec else (
-                    _initial(f))
+                rec[f.name] = _copy(spec[f.name]) if f.name in spec else _initial(f)
             self.ents[eid] = rec
         for zname, z in rs.zones.items():
             if z.per is None:
