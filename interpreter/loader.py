@@ -502,6 +502,8 @@ class _Builder:
             if "if" in spec:
                 text, origin = self.text(("actions", name, "if"))
                 action.cond, _ = c.expression(text, origin, scope, T.BOOL, "an action's 'if'")
+                if action.cond is not None:
+                    action.stages = c.staged(text, origin, scope, [p.name for p in action.params])
             if "label" in spec:
                 text, origin = self.text(("actions", name, "label"))
                 action.label = c.template(text, origin, scope)

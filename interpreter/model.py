@@ -129,6 +129,8 @@ class ActionDef:
     label: ExprFn | None
     proc: Procedure
     loc: Loc | None = None
+    # The 'if' split by how many parameters each part needs (see Compiler.staged).
+    stages: list[list[ExprFn]] | None = None
 
 
 @dataclass

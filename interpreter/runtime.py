@@ -88,6 +88,9 @@ class Game:
             self._procs["action:" + aid] = action.proc
         self._after_setup: Callable[[Game], None] | None = None
         self._depth = 0
+        # Results of functions (pure: they read only their arguments and the state),
+        # emptied by every change of the state (see _changed).
+        self._memo: dict[tuple, Any] = {}
         self._bind()
 
     def _bind(self) -> None:
@@ -97,6 +100,12 @@ class Game:
         self.glob: dict[str, Any] = st["globals"]
         self.players: list[str] = st["players"]
         self._kind_index: dict[str, list[str]] | None = None
+        self._memo = {}
+
+    def _changed(self) -> None:
+        """Forget remembered function results: the state they were computed on has changed."""
+        if self._memo:
+            self._memo.clear()
 
     # ================================================================ creation
     @classmethod
@@ -231,6 +240,7 @@ class Game:
         Raises :class:`IllegalChoice` and leaves the state untouched if it is not legal.
         ``dice`` forces the next die results (for tests and rulebook examples).
         """
+        self._changed()  # the state may have been edited from outside since the last call
         st = self.state
         p = st["pending"]
         if st["result"] is not None:
@@ -414,7 +424,9 @@ class Game:
             stack[-1]["locals"][fr["ret"]] = value
         if fr["proc"] == "setup" and self._after_setup is not None and len(stack) == 1:
             hook, self._after_setup = self._after_setup, None
+            self._changed()
             hook(self)
+            self._changed()  # the hook edits the state directly
 
     # ================================================================ values
     def label_of(self, v: Any) -> str:
@@ -505,10 +517,21 @@ class Game:
     def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
         if self._depth > MAX_DEPTH:
             raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
+        memo = self._memo
+        key: tuple | None = (fdef.name, *args.values())
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        except TypeError:  # a list argument: not hashable, not remembered
+            key = None
         self._depth += 1
         try:
             assert fdef.fn is not None
-            return fdef.fn(self, args)
+            value = fdef.fn(self, args)
+            if key is not None:
+                memo[key] = value
+            return value
         finally:
             self._depth -= 1
 
@@ -569,6 +592,7 @@ class Game:
             raise self.attr_fault(obj, name, loc)
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
+        self._changed()
         if op == "=":
             e[name] = value
             return
@@ -578,6 +602,7 @@ class Game:
         e[name] = cur + value if op == "+" else cur - value
 
     def _place(self, eid: str, key: str, top: bool) -> None:
+        self._changed()
         e = self.ents[eid]
         old = e["zone"]
         if old is not None:
@@ -605,6 +630,7 @@ class Game:
         self._place(eid, key, top)
 
     def shuffle(self, key: Any) -> None:
+        self._changed()
         items = self.zone_items(key)
         st = self.state
         state = st["rng"]
@@ -633,6 +659,7 @@ class Game:
         for f in kdef.fields.values():
             rec[f.name] = _initial(f)
         rec.update(fields)
+        self._changed()
         self.ents[eid] = rec
         for zname in kdef.zones:
             self.zones[f"{zname}@{eid}"] = []
@@ -655,6 +682,7 @@ class Game:
             self.zones.pop(f"{zname}@{eid}", None)
         del self.ents[eid]
         self._kind_index = None
+        self._changed()
 
     # ================================================================ dice & log
     def roll(self, n: int, sides: int, bonus: int | None, loc: Loc | None) -> list[int]:
@@ -736,9 +764,13 @@ class Game:
         return out
 
     def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        if action.stages is not None:
+            for test in action.stages[i]:
+                if not test(self, L):
+                    return
+        elif i == len(action.params) and action.cond is not None and not action.cond(self, L):
+            return
         if i == len(action.params):
-            if action.cond is not None and not action.cond(self, L):
-                return
             label = self.label_of(action.label(self, L)) if action.label is not None else action.name
             args = {p.name: L[p.name] for p in action.params}
             out.append({"label": label, "value": {"action": action.name, "args": _copy(args)}})
@@ -798,6 +830,7 @@ class Game:
         rec["id"] = st["next_modifier"]
         st["next_modifier"] += 1
         st["modifiers"].append(rec)
+        self._changed()
 
     def signal(self, name: str) -> None:
         """End every modifier lasting 'until' this signal, and every 'while' whose condition is false."""
@@ -810,6 +843,7 @@ class Game:
                 continue
             keep.append(rec)
         self.state["modifiers"] = keep
+        self._changed()
 
     def consume(self, name: str, args: list[Any]) -> None:
         """Use up the one-use ('once') modifiers that apply to this reading."""
@@ -817,6 +851,7 @@ class Game:
         L = dict(zip(pdef.params, args, strict=True))
         self.state["modifiers"] = [r for r in self.state["modifiers"]
                                    if not (r["point"] == name and r["once"] and self._applies(r, L))]
+        self._changed()
 
     # ================================================================ the end
     def finish(self, reason: str) -> None:

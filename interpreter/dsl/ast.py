@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 Pos = tuple[int, int]
@@ -272,3 +272,25 @@ def walk(node: Any):
     elif isinstance(node, list | tuple):
         for item in node:
             yield from walk(item)
+
+
+def names_in(node: Any) -> set[str]:
+    """Every name a node mentions (an over-approximation of what it depends on)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            out.add(n.name)
+        elif isinstance(n, Node):
+            stack.extend(getattr(n, f.name) for f in fields(n))
+        elif isinstance(n, list):
+            stack.extend(n)
+    return out
+
+
+def conjuncts(node: Node) -> list[Node]:
+    """``a and b and c`` as [a, b, c], in the order written."""
+    if isinstance(node, BinOp) and node.op == "and":
+        return conjuncts(node.left) + conjuncts(node.right)
+    return [node]

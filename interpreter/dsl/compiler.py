@@ -106,6 +106,25 @@ class Compiler:
             return None, t
         return fn, t
 
+    def staged(self, text: str, origin: TextOrigin, scope: Scope, params: list[str]) -> list[list[ExprFn]]:
+        """Split an action's ``if`` (already compiled without error) into checks per parameter.
+
+        Stage i holds the conjuncts that can be tested once the first i parameters are
+        bound, so enumeration prunes early: a test of the actor alone runs once, not once
+        per combination of parameters. A conjunct never moves before one written ahead of
+        it, so 'and' still short-circuits exactly as written.
+        """
+        self.origin = _joined(origin, str(text))
+        node = parse_expr(str(text).replace("\n", " "))
+        stages: list[list[ExprFn]] = [[] for _ in range(len(params) + 1)]
+        level = 0
+        for part in A.conjuncts(node):
+            used = A.names_in(part)
+            level = max([level] + [i + 1 for i, p in enumerate(params) if p in used])
+            fn, _ = self.expr(part, dict(scope))
+            stages[level].append(fn)
+        return stages
+
     def template(self, text: str, origin: TextOrigin, scope: Scope) -> ExprFn | None:
         """Compile a label/log text with ``{expression}`` parts."""
         self.origin = origin
@@ -654,7 +673,10 @@ class _Builder:
 
             def set_var(g: Any, fr: dict) -> None:
                 L = fr["locals"]
-                store = L if kind == "local" else g.glob
+                store = L
+                if kind == "global":
+                    store = g.glob
+                    g._changed()
                 v = fn(g, L)
                 if op == "=":
                     store[name] = v
