@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import operator
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -247,6 +248,16 @@ class Compiler:
                         return g.ents[o][name]
                     except (KeyError, TypeError):
                         raise g.attr_fault(o, name, loc) from None
+                if isinstance(n.obj, A.Name) and n.obj.name in scope:
+                    # x.field on a local: one closure instead of two (the hottest read there is)
+                    var = n.obj.name
+
+                    def read_local_field(g: Any, L: dict) -> Any:
+                        try:
+                            return g.ents[L[var]][name]
+                        except (KeyError, TypeError):
+                            return read_field(g, L)  # raises the located error
+                    return read_local_field, ftype
                 return read_field, ftype
             if name in kind.zones:
                 zone = kind.zones[name]
@@ -381,8 +392,14 @@ class Compiler:
             pnames = list(fdef.params)
             loc = self.loc(n.pos)
 
+            fname = fdef.name
+
             def call_fn(g: Any, L: dict) -> Any:
-                return g.call_function(fdef, {p: a(g, L) for p, a in zip(pnames, args, strict=True)}, loc)
+                values = [a(g, L) for a in args]
+                try:
+                    return g._memo[(fname, *values)]
+                except (KeyError, TypeError):  # not remembered, or a list argument
+                    return g.call_function(fdef, dict(zip(pnames, values, strict=True)), loc)
             return call_fn, fdef.returns
         if name in rs.points:
             point = rs.points[name]
@@ -551,6 +568,12 @@ class Compiler:
                 return (lambda g, L: a(g, L) in seq(g, L)), T.BOOL
             return (lambda g, L: a(g, L) not in seq(g, L)), T.BOOL
         if op in ("==", "!="):
+            const = _constant(n.right, scope)
+            if const is not _NOT_CONSTANT:
+                k = const
+                if op == "==":
+                    return (lambda g, L: a(g, L) == k), T.BOOL
+                return (lambda g, L: a(g, L) != k), T.BOOL
             if op == "==":
                 return (lambda g, L: a(g, L) == b(g, L)), T.BOOL
             return (lambda g, L: a(g, L) != b(g, L)), T.BOOL
@@ -559,8 +582,7 @@ class Compiler:
                 if t not in (T.INT, T.ANY, T.STR):
                     self.err(side.pos, f"wrong type: '{op}' compares numbers, not {T.describe(t)}")
                     raise _Abort
-            cmp = {"<": lambda x, y: x < y, "<=": lambda x, y: x <= y,
-                   ">": lambda x, y: x > y, ">=": lambda x, y: x >= y}[op]
+            cmp = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
 
             def compare(g: Any, L: dict) -> bool:
                 x, y = a(g, L), b(g, L)
@@ -1131,3 +1153,19 @@ def compile_function(c: Compiler, fdef: FunctionDef, text: str, origin: TextOrig
     """Compile a pure function's body (an expression over its parameters)."""
     fn, _ = c.expression(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
     fdef.fn = fn
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(node: A.Node, scope: Scope) -> Any:
+    """The value of a literal number, plain string, none, true or false; else _NOT_CONSTANT."""
+    if isinstance(node, A.Num):
+        return node.value
+    if isinstance(node, A.Str) and len(node.parts) == 1 and isinstance(node.parts[0], str):
+        return node.parts[0]
+    if isinstance(node, A.Str) and not node.parts:
+        return ""
+    if isinstance(node, A.Name) and node.name in ("none", "true", "false") and node.name not in scope:
+        return {"none": None, "true": True, "false": False}[node.name]
+    return _NOT_CONSTANT
