@@ -1,23 +1,53 @@
-"""Generic bots: they see only the legal choices (and, for greedy, a determinised copy).
+"""Generic bots: random, greedy and Monte Carlo. None of them knows any game.
+
+What a bot may know is what its player may know: the legal choices offered to it
+and the player's view. A bot that looks ahead does so on :meth:`Game.sample`, a copy
+of the game in which everything hidden from its player (cards in hidden zones,
+other players' secret answers, the dice to come) is redrawn at random. So a bot
+plays the same way in any two games that look the same to its player.
 
 Bots never touch the game's own random generator: each has its own, seeded from
 the game seed and its seat, so a game's log is reproducible whoever plays.
+
+The greedy and Monte Carlo bots judge a position by the ruleset's
+``scoring.evaluation`` (else its ``score``), from one player's point of view:
+their own evaluation minus the best of the other players' (the *margin*).
 """
 
 from __future__ import annotations
 
-import pickle
+import json
 import random
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from . import rng
 from .runtime import Game
 
-BOT_KINDS = ("random", "greedy")
+BOT_KINDS = ("random", "greedy", "mcts")
+
+#: A finished game is worth more than any evaluation: a win, a loss.
+WIN = 1e9
 
 
 class Bot(Protocol):
     def choose(self, game: Game, player: str) -> int: ...
+
+
+def margin(game: Game, player: str) -> float:
+    """How well ``player`` stands: own evaluation minus the best other player's (a win/loss is ±WIN)."""
+    if game.over:
+        result = game.result or {}
+        winners = result.get("winners", [])
+        if player in winners:
+            return WIN / len(winners)
+        return -WIN
+    rs = game.rs
+    evaluate = rs.scoring.evaluation or rs.scoring.score
+    if evaluate is None:
+        return 0.0
+    own = float(evaluate(game, {"p": player}))
+    others = [float(evaluate(game, {"p": q})) for q in game.players if q != player]
+    return own - max(others) if others else own
 
 
 class RandomBot:
@@ -30,48 +60,161 @@ class RandomBot:
         return self.rand.randrange(len(game.choices(player)))
 
 
-class GreedyBot:
-    """One-step lookahead on the ruleset's ``scoring.evaluation`` (or its score).
+def _try(game: Game, player: str, index: int, seed: int) -> Game | None:
+    """The sampled game after ``player`` makes choice ``index``; None if the line of play fails."""
+    trial = game.sample(player, seed)
+    try:
+        trial.apply(index, player)
+    except Exception:  # a failing line of play (e.g. on a redrawn hidden card) is simply not preferred
+        return None
+    return trial
 
-    Each candidate is tried on a copy of the game whose dice are re-seeded from the
-    bot's own generator, so the bot cannot peek at the dice to come.
+
+def fingerprint(game: Game, player: str) -> int:
+    """A hash of what ``player`` sees (equal views, equal fingerprints)."""
+    return hash(json.dumps(game.view(player), sort_keys=True, separators=(",", ":")))
+
+
+class GreedyBot:
+    """One-step look-ahead: the choice whose immediate result has the best margin.
+
+    Every choice is tried on the same sampled game (same hidden cards, same dice), so
+    the choices are compared on equal terms; ties are broken at random. A choice that
+    leads back to a position the bot has already seen is taken only when nothing
+    else is left: rules often allow free back-and-forth moves, and a look-ahead that
+    sees no gain in ending its turn would otherwise shuttle for ever.
     """
 
     def __init__(self, seed: int | str, seat: str) -> None:
         self.rand = random.Random(f"{seed}/{seat}/greedy")
+        self.seen: set[int] = set()  # fingerprints of positions met or headed for
+        self._after: dict[int, int] = {}  # choice index -> fingerprint of where it leads
+
+    def ranked(self, game: Game, player: str, need: int = 1) -> list[tuple[float, int]]:
+        """(margin, index) for every choice, best first (failing ones and revisits last).
+
+        Only the first ``need`` places are checked for revisits.
+        """
+        self.seen.add(fingerprint(game, player))
+        seed = self.rand.getrandbits(63)
+        scored = []
+        for c in game.choices(player):
+            trial = _try(game, player, c.index, seed)
+            value = margin(trial, player) if trial is not None else -2 * WIN
+            scored.append((value, self.rand.random(), c.index, trial))
+        scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+        self._after = {}
+        fresh: list[tuple[float, int]] = []
+        later: list[tuple[float, int]] = []
+        for value, _, index, trial in scored:
+            if len(fresh) < need and trial is not None and not trial.over:
+                fp = fingerprint(trial, player)
+                self._after[index] = fp
+                if fp in self.seen:
+                    later.append((value, index))
+                    continue
+            fresh.append((value, index))
+        return fresh + later
+
+    def chose(self, index: int) -> None:
+        """Remember where the chosen line led, so that the bot does not come back to it."""
+        if index in self._after:
+            self.seen.add(self._after[index])
 
     def choose(self, game: Game, player: str) -> int:
-        choices = game.choices(player)
-        if len(choices) == 1:
+        if len(game.choices(player)) == 1:
             return 0
-        rs = game.rs
-        evaluate = rs.scoring.evaluation or rs.scoring.score
-        best: list[int] = []
-        best_value = None
-        blob = pickle.dumps(game.state, protocol=pickle.HIGHEST_PROTOCOL)
-        for c in choices:
-            state = pickle.loads(blob)
-            state["rng"] = rng.seed_state(self.rand.getrandbits(63))
-            state["forced_dice"] = []
-            trial = Game(rs, state)
-            trial.atomic = False
+        index = self.ranked(game, player)[0][1]
+        self.chose(index)
+        return index
+
+
+class MctsBot:
+    """Flat Monte Carlo over the best few greedy candidates.
+
+    The choices are first ranked by the greedy one-step margin; the best ``width``
+    of them each get ``playouts`` random playouts of ``depth`` decisions (every
+    player choosing uniformly at random) on freshly sampled games, and the one with
+    the best mean margin at the end of its playouts is chosen. This sees what a
+    one-step look-ahead cannot: the outcome of actions that take several decisions,
+    and what the other players can do next.
+    """
+
+    def __init__(self, seed: int | str, seat: str, playouts: int = 4, depth: int = 16, width: int = 3) -> None:
+        self.rand = random.Random(f"{seed}/{seat}/mcts")
+        self.greedy = GreedyBot(f"{seed}/{seat}", "mcts")
+        self.playouts = playouts
+        self.depth = depth
+        self.width = width
+
+    def playout(self, game: Game, player: str, index: int) -> float:
+        trial = _try(game, player, index, self.rand.getrandbits(63))
+        if trial is None:
+            return -2 * WIN
+        for _ in range(self.depth):
+            if trial.over:
+                break
+            who = trial.deciders()[0]
             try:
-                trial.apply(c.index, player)
-            except Exception:  # a failing line of play is simply not preferred
-                continue
-            value = evaluate(trial, {"p": player}) if evaluate else 0
-            if trial.over and player in (trial.result or {}).get("winners", []):
-                value = float("inf")
+                trial.apply(self.rand.randrange(len(trial.choices(who))), who)
+            except Exception:  # a sampled world that breaks a rule: judge it where it stopped
+                break
+        return margin(trial, player)
+
+    def choose(self, game: Game, player: str) -> int:
+        if len(game.choices(player)) == 1:
+            return 0
+        candidates = [i for _, i in self.greedy.ranked(game, player, self.width)[: self.width]]
+        if len(candidates) == 1:
+            self.greedy.chose(candidates[0])
+            return candidates[0]
+        best, best_value = candidates[0], None
+        for index in candidates:  # in greedy order, so a tie keeps the greedy favourite
+            value = sum(self.playout(game, player, index) for _ in range(self.playouts)) / self.playouts
             if best_value is None or value > best_value:
-                best, best_value = [c.index], value
-            elif value == best_value:
-                best.append(c.index)
-        return self.rand.choice(best) if best else self.rand.randrange(len(choices))
+                best, best_value = index, value
+        self.greedy.chose(best)
+        return best
+
+
+def _parse(kind: str) -> tuple[str, dict[str, int]]:
+    """'mcts' or 'mcts:playouts=16:depth=30' -> ('mcts', {...})."""
+    name, *opts = kind.strip().split(":")
+    params: dict[str, int] = {}
+    for part in filter(None, opts):
+        key, eq, value = part.partition("=")
+        if not eq or not value.strip().isdigit():
+            raise ValueError(f"bot option '{part}' must be name=number")
+        params[key.strip()] = int(value)
+    return name, params
+
+
+MAKERS: dict[str, Callable[..., Any]] = {"random": RandomBot, "greedy": GreedyBot, "mcts": MctsBot}
+OPTIONS: dict[str, tuple[str, ...]] = {"random": (), "greedy": (), "mcts": ("playouts", "depth", "width")}
+
+
+def bot_problem(kind: str) -> str | None:
+    """Why ``kind`` does not name a bot (None when it does)."""
+    try:
+        name, params = _parse(kind)
+    except ValueError as exc:
+        return str(exc)
+    if name not in MAKERS:
+        return f"unknown bot '{name}'"
+    for key, value in params.items():
+        if key not in OPTIONS[name]:
+            allowed = ", ".join(OPTIONS[name]) or "none"
+            return f"bot '{name}' has no option '{key}' (options: {allowed})"
+        if value < 1:
+            return f"bot option '{key}' must be at least 1"
+    return None
 
 
 def make_bot(kind: str, seed: int | str, seat: str) -> Bot:
-    if kind == "random":
-        return RandomBot(seed, seat)
-    if kind == "greedy":
-        return GreedyBot(seed, seat)
-    raise ValueError(kind)
+    """A bot by name, e.g. 'random', 'greedy', 'mcts' or 'mcts:playouts=16:depth=30:width=4'."""
+    problem = bot_problem(kind)
+    if problem:
+        raise ValueError(problem)
+    name, params = _parse(kind)
+    bot: Bot = MAKERS[name](seed, seat, **params)
+    return bot

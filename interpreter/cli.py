@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .bots import BOT_KINDS, Bot, make_bot
+from .bots import BOT_KINDS, Bot, bot_problem, make_bot
 from .diagnostics import Diagnostic, Loc, LudusError
 from .docsgen import reconstructed, render, where
 from .gamelog import dump_entry, replay
@@ -58,10 +59,10 @@ def _parse_seats(rs: Ruleset, game_players: list[str], specs: Sequence[str]) -> 
     seats = {p: "random" for p in game_players}
     for spec in specs:
         name, sep, kind = spec.partition("=")
-        if not sep or name not in seats or kind not in ("human", *BOT_KINDS):
+        if not sep or name not in seats or (kind != "human" and bot_problem(kind)):
             raise LudusError([_arg_diag(f"bad --seat '{spec}'",
                                         f"write NAME=KIND with NAME one of {', '.join(game_players)} and KIND one of "
-                                        f"human, {', '.join(BOT_KINDS)}")])
+                                        f"human, {', '.join(BOT_KINDS)} (options: mcts:playouts=N:depth=N:width=N)")])
         seats[name] = kind
     return seats
 
@@ -251,12 +252,66 @@ def cmd_where(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ simulate / compare
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulate import simulate
+    return simulate(args.ruleset, args.games, args.players, args.bots, args.rotate, args.workers, args.seed,
+                    args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .simulate import compare
+    return compare(args.base, args.variant, args.games, args.players, args.bots, args.rotate, args.workers,
+                   args.seed, args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err)
+
+
+def _batch_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--games", type=int, required=True, metavar="N", help="number of games (per ruleset)")
+    sp.add_argument("--players", type=int, metavar="N", help="number of players (default: the ruleset's maximum)")
+    sp.add_argument("--bots", metavar="KIND[,KIND...]",
+                    help=f"the bot of each seat, in seat order, or one kind for all ({', '.join(BOT_KINDS)}; "
+                    "default random)")
+    sp.add_argument("--rotate", action="store_true",
+                    help="rotate the --bots list by one seat per game, so no bot keeps a seat's advantage")
+    sp.add_argument("--workers", type=int, metavar="W",
+                    help="worker processes (default: one per core); results do not depend on it")
+    sp.add_argument("--seed", type=int, default=1, metavar="S",
+                    help="run seed (default 1): game i is seeded from (S, i), so a run is reproducible")
+    sp.add_argument("--out", metavar="DIR", help="write games.jsonl, games.csv, summary.txt, run.json and PNG "
+                    "plots to DIR")
+    sp.add_argument("--max-decisions", type=int, default=100_000, metavar="N",
+                    help="count a game as unfinished after N decisions (default 100000)")
+    sp.add_argument("--no-plots", action="store_true", help="do not write the PNG plots")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
+
+
+# ------------------------------------------------------------------ bench
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    settings = bench.Settings.make(quick=args.quick, games=args.games, repeat=args.repeat,
+                                   ruleset=args.ruleset, players=args.players)
+    progress = (lambda msg: _err(f"ludus bench: {msg}...")) if sys.stderr.isatty() and not args.json else None
+    report = bench.run(settings, progress)
+    if args.json:
+        _out(bench.as_json(report))
+    else:
+        bench.render(report.as_dict())
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ludus", description="Ludus: a declarative rules interpreter for historical board games. "
                 "RULESET is a folder holding ruleset.yaml or the name of a bundled ruleset "
                 f"({', '.join(bundled_names()) or 'none found'}).")
     p.add_argument("--version", action="version", version=f"ludus {__version__}")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not use the load cache (same as LUDUS_CACHE=off; see docs/architecture.md)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -310,12 +365,48 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("section", metavar="SECTION")
     w.add_argument("--ruleset", action="append", help="search only this ruleset (repeatable; default: all bundled)")
     w.set_defaults(func=cmd_where)
+
+    sm = sub.add_parser("simulate", help="play many bot games; summary table, per-game JSONL/CSV and plots",
+                        description="Play N complete games with bots in every seat on a pool of worker processes. "
+                        "Prints how games ended, game length, win rate by seat and by bot with 95% Wilson "
+                        "intervals, mean scores and the ruleset's metrics. With --out, writes the per-game "
+                        "results (JSON Lines and CSV), the summary and PNG plots. See docs/simulate.md.")
+    sm.add_argument("ruleset", metavar="RULESET")
+    _batch_options(sm)
+    sm.set_defaults(func=cmd_simulate)
+
+    cp = sub.add_parser("compare", help="play the same bot games on two rulesets and test the differences",
+                        description="Simulate BASE and VARIANT with the same seeds and bots, and print their "
+                        "means and rates side by side, flagging significant differences (Welch's t-test for "
+                        "means, two-proportion z-test for rates, alpha 0.05). See docs/simulate.md.")
+    cp.add_argument("base", metavar="BASE")
+    cp.add_argument("variant", metavar="VARIANT")
+    _batch_options(cp)
+    cp.set_defaults(func=cmd_compare)
+
+    b = sub.add_parser("bench", help="measure load time, games per second and interpreted vs hand-written speed",
+                       description="Measure, in one run on this machine: loading and checking the ruleset (cold "
+                       "and with the load cache, in fresh processes), complete games per second and decisions per "
+                       "second with random bots on one core, and the time of the interpreted rules divided by a "
+                       "hand-written Python reference (from the source checkout's benchmarks/). Each figure is "
+                       "shown against its target. See docs/bench.md.")
+    b.add_argument("ruleset", nargs="?", metavar="RULESET",
+                   help="the ruleset to measure (default: the one the hand-written references are for)")
+    b.add_argument("--players", type=int, metavar="N", help="players in the timed games (default: the maximum)")
+    b.add_argument("--games", type=int, metavar="N", help="complete games to time (default 20; 1 with --quick)")
+    b.add_argument("--repeat", type=int, metavar="N",
+                   help="timings per position for the ratios (default 15; 3 with --quick)")
+    b.add_argument("--quick", action="store_true", help="a fast, rough run (a few seconds)")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.set_defaults(func=cmd_bench)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.no_cache:
+        os.environ["LUDUS_CACHE"] = "off"  # worker processes inherit it
     try:
         return int(args.func(args))
     except LudusError as exc:

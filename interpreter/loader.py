@@ -10,12 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
+import time
 from pathlib import Path
 from typing import Any
 
+from . import loadcache
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl import types as T
 from .dsl.compiler import Compiler, compile_function
+from .dsl.parser import AstMemo, memoized
 from .model import (
     PLAYER_KIND,
     RESERVED_FIELDS,
@@ -33,7 +37,6 @@ from .model import (
     type_default,
 )
 from .overlay import apply_patches, merge_document
-from .schemas import validate
 from .yamlsource import PathKey, SourceMap, load_yaml
 
 MANIFEST = "ruleset.yaml"
@@ -91,9 +94,16 @@ class Document:
         self.removed: dict[PathKey, Any] = {}  # (section, id) -> location of the patch that removed it
 
 
-def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path, ...] = ()) -> Document:
-    """Load a manifest and its files (and, first, the ruleset it extends)."""
-    manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml")
+def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path, ...] = (),
+                  trace: loadcache.Trace | None = None) -> Document:
+    """Load a manifest and its files (and, first, the ruleset it extends).
+
+    ``trace``, when given, records what was read (for the load cache).
+    """
+    from .schemas import validate  # jsonschema is imported only when a ruleset is read in full
+
+    reads = trace.reads if trace is not None else None
+    manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml", reads=reads)
     validate("manifest", manifest, msmap, diags)
     if not isinstance(manifest, dict):
         raise LudusError(diags)
@@ -111,7 +121,9 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
             chain = " -> ".join(p.parent.name for p in seen + (manifest_path, parent))
             diags.append(Diagnostic(loc, f"extends cycle: {chain}", "a ruleset cannot extend itself, even indirectly"))
             raise LudusError(diags)
-        doc = load_document(parent, diags, seen + (manifest_path,))
+        if trace is not None:
+            trace.extends.append((str(folder), str(manifest["extends"]), str(parent)))
+        doc = load_document(parent, diags, seen + (manifest_path,), trace)
     doc.manifests.append((manifest_path, manifest, msmap))
     files = manifest.get("files") or []
     patches: list[tuple[Any, SourceMap, PathKey]] = []
@@ -122,7 +134,7 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
                                     "check the name in 'files'"))
             continue
         try:
-            data, smap = load_yaml(fpath)
+            data, smap = load_yaml(fpath, reads=reads)
         except LudusError as exc:
             diags.extend(exc.diagnostics)
             continue
@@ -144,23 +156,112 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
 
 
 # ====================================================================== building
-def load_ruleset(spec: str | Path) -> Ruleset:
-    """Load, check and compile a ruleset; raises :class:`LudusError` with every problem found."""
-    diags: list[Diagnostic] = []
+_LAST: loadcache.LoadInfo | None = None
+
+
+def last_load() -> loadcache.LoadInfo | None:
+    """How the most recent :func:`load_ruleset` in this process went (cache hit or miss, time)."""
+    return _LAST
+
+
+def load_ruleset(spec: str | Path, *, cache: bool | None = None) -> Ruleset:
+    """Load, check and compile a ruleset; raises :class:`LudusError` with every problem found.
+
+    With the load cache on (the default; ``cache=False`` or ``LUDUS_CACHE=off`` turns it off),
+    a ruleset whose files, and the engine, are unchanged since a successful load skips reading
+    YAML, schema validation and parsing the rules texts (see :mod:`interpreter.loadcache`).
+    """
+    global _LAST
+    start = time.perf_counter()
     manifest_path = find_ruleset(str(spec))
-    doc = load_document(manifest_path, diags)
+    folder = loadcache.cache_dir(cache)
+    info = loadcache.LoadInfo(str(manifest_path), "off" if folder is None else "miss")
+    _LAST = info
+    if folder is not None:
+        hit, info.reason = loadcache.lookup(folder, manifest_path, find_ruleset_from)
+        if hit is not None:
+            rs = _warm(hit)
+            if rs is not None:
+                loadcache.STATS["hits"] += 1
+                info.cache, info.entry = "hit", str(loadcache.entry_path(folder, manifest_path))
+                info.seconds = time.perf_counter() - start
+                return rs
+            info.reason = "the cached ruleset no longer builds"
+        loadcache.STATS["misses"] += 1
+    rs, trace, snapshot, memo = _cold(manifest_path, record=folder is not None)
+    if folder is not None and trace is not None and snapshot is not None and memo is not None:
+        written = loadcache.store(folder, manifest_path, trace, snapshot, memo.entries, rs.digest)
+        if written is not None:
+            loadcache.STATS["writes"] += 1
+            info.written, info.entry = True, str(written)
+    info.seconds = time.perf_counter() - start
+    return rs
+
+
+def find_ruleset_from(spec: str, folder: Path) -> Path:
+    """Resolve an ``extends`` written in the manifest of ``folder``."""
+    return find_ruleset(spec, folder)
+
+
+def _cold(manifest_path: Path, record: bool) -> tuple[Ruleset, loadcache.Trace | None, bytes | None,
+                                                      AstMemo | None]:
+    """The full load: every stage, every check."""
+    from .schemas import validate
+    diags: list[Diagnostic] = []
+    trace = loadcache.Trace() if record else None
+    doc = load_document(manifest_path, diags, trace=trace)
     if diags:
         raise LudusError(diags)
     validate("rules", doc.data, doc.smap, diags)
     if diags:
         raise LudusError(diags)
+    snapshot = _dump_document(doc) if record else None  # before anything later can touch it
     path, manifest, msmap = doc.manifests[-1]
     rs = _new_ruleset(doc, path, manifest)
     _check_players(rs, doc, diags)
-    _Builder(rs, doc, diags).build()
+    memo = AstMemo() if record else None
+    with memoized(memo):
+        _Builder(rs, doc, diags).build()
     if diags:
         raise LudusError(diags)
-    return rs
+    return rs, trace, snapshot, memo
+
+
+def _warm(hit: loadcache.Hit) -> Ruleset | None:
+    """Build the ruleset from cached parse results; None if that fails (then a full load decides)."""
+    diags: list[Diagnostic] = []
+    try:
+        doc = _restore_document(hit.doc)
+        path, manifest, _msmap = doc.manifests[-1]
+        rs = _new_ruleset(doc, path, manifest, hit.digest)
+        _check_players(rs, doc, diags)
+        with memoized(AstMemo(hit.asts)):
+            _Builder(rs, doc, diags).build()
+    except Exception:  # whatever went wrong, the full load decides (and reports) instead
+        return None
+    return None if diags else rs
+
+
+def _dump_document(doc: Document) -> bytes:
+    """The document in the compact form the load cache keeps."""
+    removed = SourceMap()
+    removed.values = {k: v for k, v in doc.removed.items() if isinstance(v, Loc)}
+    return pickle.dumps({
+        "data": doc.data, "smap": doc.smap.dump(),
+        "manifests": [(str(p), m, s.dump()) for p, m, s in doc.manifests],
+        "removed": removed.dump(),
+        "removed_other": {k: v for k, v in doc.removed.items() if not isinstance(v, Loc)},
+    }, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _restore_document(dumped: dict[str, Any]) -> Document:
+    doc = Document()
+    doc.data = dumped["data"]
+    doc.smap = SourceMap.restore(dumped["smap"])
+    doc.manifests = [(Path(p), m, SourceMap.restore(s)) for p, m, s in dumped["manifests"]]
+    doc.removed = dict(SourceMap.restore(dumped["removed"]).values)
+    doc.removed.update(dumped["removed_other"])
+    return doc
 
 
 def _check_players(rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
@@ -177,21 +278,23 @@ def _check_players(rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
             return
 
 
-def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any]) -> Ruleset:
+def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: str | None = None) -> Ruleset:
     players = manifest.get("players", {})
     merged_manifest = {}
     for _p, m, _s in doc.manifests:
         merged_manifest.update({k: v for k, v in m.items() if k != "files"})
     limits = merged_manifest.get("limits") or {}
-    digest_src = json.dumps({"engine": ENGINE_FORMAT, "manifest": merged_manifest, "data": doc.data},
-                            sort_keys=True, ensure_ascii=False)
+    if digest is None:
+        digest_src = json.dumps({"engine": ENGINE_FORMAT, "manifest": merged_manifest, "data": doc.data},
+                                sort_keys=True, ensure_ascii=False)
+        digest = hashlib.sha256(digest_src.encode("utf-8")).hexdigest()
     players = merged_manifest.get("players", players)
     return Ruleset(
         name=str(manifest["ruleset"]), version=str(manifest.get("version", "0")),
         title=str(merged_manifest.get("title", manifest["ruleset"])),
         min_players=int(players.get("min", 1)), max_players=int(players.get("max", players.get("min", 1))),
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
-        digest=hashlib.sha256(digest_src.encode("utf-8")).hexdigest(), data=doc.data, smap=doc.smap,
+        digest=digest, data=doc.data, smap=doc.smap,
         step_budget=int(limits.get("steps", 200_000)), chain=[str(p) for p, _m, _s in doc.manifests])
 
 
@@ -463,7 +566,7 @@ class _Builder:
         A folded block ('>') suits a long expression but not statements, whose line breaks matter.
         """
         raw = _get(self.data, path)
-        origin = self.smap.texts.get(path)
+        origin = self.smap.text_at(path)
         if statements and origin is not None and origin.folded:
             self.err(path, "rules text cannot be a folded block ('>'): YAML would join its lines",
                      "write '|' instead of '>' to keep each statement on its own line")
@@ -523,6 +626,14 @@ class _Builder:
         if "evaluation" in scoring:
             text, origin = self.text(("scoring", "evaluation"))
             rs.scoring.evaluation, _ = c.expression(text, origin, scope, T.INT, "the evaluation")
+        if "rounds" in scoring:
+            text, origin = self.text(("scoring", "rounds"))
+            rs.scoring.rounds, _ = c.expression(text, origin, {}, T.INT, "the number of rounds")
+        for mname in scoring.get("metrics") or {}:
+            text, origin = self.text(("scoring", "metrics", mname))
+            fn, _ = c.expression(text, origin, scope, T.INT, f"the metric '{mname}'")
+            if fn is not None:
+                rs.scoring.metrics[mname] = fn
         c.check_signals()
 
 

@@ -147,6 +147,8 @@ class Scoring:
     score: ExprFn | None = None
     tiebreaks: list[ExprFn] = field(default_factory=list)
     evaluation: ExprFn | None = None
+    rounds: ExprFn | None = None  # the game's length in rounds, read at the end (for `ludus simulate`)
+    metrics: dict[str, ExprFn] = field(default_factory=dict)  # per-player numbers read at the end, over p
 
 
 @dataclass

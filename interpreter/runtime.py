@@ -13,8 +13,10 @@ dice, asks players to choose, and reads values through modifier points.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
+import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -272,7 +274,8 @@ class Game:
             for d in dice:
                 if isinstance(d, bool) or not isinstance(d, int) or d < 1:
                     raise IllegalChoice(f"forced dice must be positive whole numbers, not {d!r}")
-        snapshot = _copy(st) if self.atomic else None
+        # Only pickled here; unpickled only if the choice fails (the rare case).
+        snapshot = pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL) if self.atomic else None
         log_len = len(self.log)
         try:
             option = options[index]
@@ -300,9 +303,9 @@ class Game:
             self._rollback(snapshot, log_len)
             raise
 
-    def _rollback(self, snapshot: dict[str, Any] | None, log_len: int) -> None:
+    def _rollback(self, snapshot: bytes | None, log_len: int) -> None:
         if snapshot is not None:
-            self.state = snapshot
+            self.state = pickle.loads(snapshot)
             self._bind()
         del self.log[log_len:]
 
@@ -348,6 +351,44 @@ class Game:
         else:
             out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
         return _copy(out)
+
+    def sample(self, player: str, seed: int) -> Game:
+        """A copy of the game as ``player`` might imagine it: for bots that look ahead.
+
+        Everything ``player`` cannot see is redrawn at random from what is unseen:
+        the entities in zones hidden from them are pooled by kind (sorted by id, so
+        their arrangement in the real game leaks nothing), shuffled and dealt back
+        into the hidden places; other players' secret answers not yet revealed are
+        forgotten; the dice are re-seeded, so the dice to come are unknown too. The
+        copy is not atomic (a look-ahead needs no undo) and logs nothing of note.
+        """
+        rand = random.Random(seed)
+        st = _copy(self.state)
+        zones: dict[str, list[str]] = st["zones"]
+        ents: dict[str, dict[str, Any]] = st["entities"]
+        hidden = sorted(k for k in zones if zones[k] and not self._visible(k, player))
+        pools: dict[str, list[str]] = {}
+        for key in hidden:
+            for eid in zones[key]:
+                pools.setdefault(ents[eid]["kind"], []).append(eid)
+        for pool in pools.values():
+            pool.sort()
+            rand.shuffle(pool)
+        for key in hidden:
+            items = zones[key]
+            for i, eid in enumerate(items):
+                new = pools[ents[eid]["kind"]].pop()
+                items[i] = new
+            for eid in items:
+                ents[eid]["zone"] = key
+        p = st["pending"]
+        if p is not None and p["type"] == "secret":
+            p["answers"] = {q: v for q, v in p["answers"].items() if q == player}
+        st["rng"] = rng.seed_state(rand.getrandbits(63))
+        st["forced_dice"] = []
+        game = Game(self.rs, st)
+        game.atomic = False
+        return game
 
     def _visible(self, key: str, player: str | None) -> bool:
         name, _, owner = key.partition("@")
@@ -517,20 +558,12 @@ class Game:
     def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
         if self._depth > MAX_DEPTH:
             raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
-        memo = self._memo
-        key: tuple | None = (fdef.name, *args.values())
-        try:
-            return memo[key]
-        except KeyError:
-            pass
-        except TypeError:  # a list argument: not hashable, not remembered
-            key = None
         self._depth += 1
         try:
             assert fdef.fn is not None
             value = fdef.fn(self, args)
-            if key is not None:
-                memo[key] = value
+            with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
+                self._memo[(fdef.name, *args.values())] = value
             return value
         finally:
             self._depth -= 1

@@ -9,22 +9,20 @@ even a runtime error) can point back into the author's file.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
-from ruamel.yaml.scalarstring import (
-    DoubleQuotedScalarString,
-    FoldedScalarString,
-    LiteralScalarString,
-    SingleQuotedScalarString,
-)
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, overload
 
 from .diagnostics import Loc, LudusError, error
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
 
 PathKey = tuple[str | int, ...]
 
@@ -38,12 +36,16 @@ class TextOrigin:
     folded: bool = False  # a '>' block: YAML joined its lines
     # For inline (plain or quoted) scalars: the file (line, col) of each character of the
     # parsed value, so escapes, doubled quotes and folded lines do not shift columns.
-    chars: tuple[tuple[int, int], ...] | None = None
+    chars: Sequence[tuple[int, int]] | None = None
 
     def locate(self, line: int, col: int) -> Loc:
         """Map a 1-based (line, col) inside the string to a file location."""
         if self.block:
             return Loc(self.loc.file, self.loc.line + line - 1, self.loc.col + col - 1)
+        chars = self.chars
+        if line == 1 and chars.__class__ is CharPlaces:
+            ln, cl = chars.place(col)
+            return Loc(self.loc.file, ln, cl)
         if self.chars and line == 1:
             if 1 <= col <= len(self.chars):
                 ln, cl = self.chars[col - 1]
@@ -55,29 +57,168 @@ class TextOrigin:
         return Loc(self.loc.file, self.loc.line + line - 1, col)
 
 
-@dataclass
-class SourceMap:
-    """Positions of values (and of mapping keys) by path; shared by merged documents."""
+class CharPlaces(Sequence[tuple[int, int]]):
+    """The file (line, col) of each character of a text, kept as runs of consecutive columns.
 
-    values: dict[PathKey, Loc] = field(default_factory=dict)
-    keys: dict[PathKey, Loc] = field(default_factory=dict)
-    texts: dict[PathKey, TextOrigin] = field(default_factory=dict)
+    Reads like a tuple of (line, col) pairs but stores one triple per run (a text usually
+    is one run, or a few when YAML folded lines or read escapes), which keeps the source map
+    and the load cache small.
+    """
+
+    __slots__ = ("starts", "places", "n")
+
+    def __init__(self, starts: tuple[int, ...], places: tuple[tuple[int, int], ...], n: int) -> None:
+        self.starts, self.places, self.n = starts, places, n
+
+    @classmethod
+    def of(cls, chars: Sequence[tuple[int, int]]) -> CharPlaces | None:
+        if not chars:
+            return None
+        starts: list[int] = []
+        places: list[tuple[int, int]] = []
+        prev: tuple[int, int] | None = None
+        for i, (ln, cl) in enumerate(chars):
+            if prev is None or ln != prev[0] or cl != prev[1] + 1:
+                starts.append(i)
+                places.append((ln, cl))
+            prev = (ln, cl)
+        return cls(tuple(starts), tuple(places), len(chars))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def place(self, col: int) -> tuple[int, int]:
+        """The (line, col) of the 1-based character ``col``; past the end, counted on from the last."""
+        starts, n = self.starts, self.n
+        if 1 <= col <= n:
+            r = bisect_right(starts, col - 1) - 1
+            ln, cl = self.places[r]
+            return ln, cl + col - 1 - starts[r]
+        ln, cl = self.places[-1]
+        return ln, cl + n - 1 - starts[-1] + col - n
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[int, int]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self.n)))
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        r = bisect_right(self.starts, i) - 1
+        ln, cl = self.places[r]
+        return ln, cl + i - self.starts[r]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CharPlaces):
+            return (self.starts, self.places, self.n) == (other.starts, other.places, other.n)
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash((self.starts, self.places, self.n))
+
+    def __repr__(self) -> str:
+        return f"CharPlaces({self.n} chars from {self.places[0] if self.places else None})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CharPlaces, (self.starts, self.places, self.n))
+
+
+class SourceMap:
+    """Positions of values (and of mapping keys) by path; shared by merged documents.
+
+    A map restored from the load cache keeps its compact form and makes a :class:`Loc` only
+    for the entries that are looked up (:meth:`loc`, :meth:`text`, :meth:`text_at`); reading
+    ``values``, ``keys`` or ``texts`` directly converts them all first.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[PathKey, Loc] = {}
+        self._keys: dict[PathKey, Loc] = {}
+        self._texts: dict[PathKey, TextOrigin] = {}
+        self._raw: tuple[Any, ...] | None = None  # the compact form, while not converted
+
+    @property
+    def values(self) -> dict[PathKey, Loc]:
+        self._convert_all()
+        return self._values
+
+    @values.setter
+    def values(self, table: dict[PathKey, Loc]) -> None:
+        self._convert_all()
+        self._values = table
+
+    @property
+    def keys(self) -> dict[PathKey, Loc]:
+        self._convert_all()
+        return self._keys
+
+    @keys.setter
+    def keys(self, table: dict[PathKey, Loc]) -> None:
+        self._convert_all()
+        self._keys = table
+
+    @property
+    def texts(self) -> dict[PathKey, TextOrigin]:
+        self._convert_all()
+        return self._texts
+
+    @texts.setter
+    def texts(self, table: dict[PathKey, TextOrigin]) -> None:
+        self._convert_all()
+        self._texts = table
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceMap):
+            return NotImplemented
+        return (self.values, self.keys, self.texts) == (other.values, other.keys, other.texts)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SourceMap({len(self.values)} values, {len(self.keys)} keys, {len(self.texts)} texts)"
 
     def loc(self, path: PathKey, *, key: bool = False) -> Loc:
         """The location of ``path`` (or of its key), falling back to the nearest ancestor."""
-        table = self.keys if key else self.values
+        raw = self._raw
+        if raw is not None:
+            files, values, keys, _texts = raw
+            table = keys if key else values
+        else:
+            values = self._values
+            table = self._keys if key else values
         p = tuple(path)
+        found = None
         while p:
             if p in table:
-                return table[p]
-            if p in self.values:
-                return self.values[p]
+                found = table[p]
+                break
+            if p in values:
+                found = values[p]
+                break
             p = p[:-1]
-        return self.values.get((), Loc("<unknown>"))
+        if found is None:
+            found = values.get((), None)
+            if found is None:
+                return Loc("<unknown>")
+        return Loc(files[found[0]], found[1], found[2]) if raw is not None else found
+
+    def text_at(self, path: PathKey) -> TextOrigin | None:
+        """The text origin of the string at ``path``, if it is known."""
+        raw = self._raw
+        if raw is None:
+            return self._texts.get(tuple(path))
+        t = raw[3].get(tuple(path))
+        return None if t is None else _origin(raw[0], t)
 
     def text(self, path: PathKey) -> TextOrigin:
         """The text origin of the string at ``path`` (approximate when unknown)."""
-        found = self.texts.get(tuple(path))
+        found = self.text_at(path)
         if found is not None:
             return found
         return TextOrigin(self.loc(path), block=False)
@@ -100,23 +241,108 @@ class SourceMap:
             if k[:n] == src:
                 self.texts[dst + k[n:]] = t
 
+    # ------------------------------------------------------------ compact form (load cache)
+    def dump(self) -> tuple[Any, ...]:
+        """A compact, picklable form: locations as (file index, line, col) tuples."""
+        if self._raw is not None:
+            return self._raw
+        files: dict[str, int] = {}
+
+        def f(name: str) -> int:
+            return files.setdefault(name, len(files))
+
+        values = {k: (f(v.file), v.line, v.col) for k, v in self._values.items()}
+        keys = {k: (f(v.file), v.line, v.col) for k, v in self._keys.items()}
+        texts = {k: (f(t.loc.file), t.loc.line, t.loc.col, t.block, t.folded, _runs(t.chars))
+                 for k, t in self._texts.items()}
+        return (list(files), values, keys, texts)
+
+    @classmethod
+    def restore(cls, dumped: tuple[Any, ...]) -> SourceMap:
+        """The inverse of :meth:`dump` (entries are converted when first read)."""
+        smap = cls()
+        smap._raw = dumped
+        return smap
+
+    def _convert_all(self) -> None:
+        raw = self._raw
+        if raw is None:
+            return
+        self._raw = None
+        files, values, keys, texts = raw
+        self._values = {k: Loc(files[v[0]], v[1], v[2]) for k, v in values.items()}
+        self._keys = {k: Loc(files[v[0]], v[1], v[2]) for k, v in keys.items()}
+        self._texts = {k: _origin(files, t) for k, t in texts.items()}
+
+
+def _runs(chars: Sequence[tuple[int, int]] | None) -> tuple[Any, ...] | None:
+    """Per-character positions as plain tuples (unpickled without running any Python)."""
+    places = chars if isinstance(chars, CharPlaces) or chars is None else CharPlaces.of(chars)
+    return None if places is None else (places.starts, places.places, places.n)
+
+
+def _origin(files: list[str], t: tuple[Any, ...]) -> TextOrigin:
+    return TextOrigin(Loc(files[t[0]], t[1], t[2]), t[3], t[4], CharPlaces(*t[5]) if t[5] is not None else None)
+
+
+_RUAMEL: Any = None
+
+
+def _ruamel() -> Any:
+    """ruamel.yaml's classes, imported when YAML is first read (a load from the cache reads none)."""
+    global _RUAMEL
+    if _RUAMEL is None:
+        from ruamel.yaml import YAML
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        from ruamel.yaml.error import MarkedYAMLError
+        from ruamel.yaml.parser import Parser
+        from ruamel.yaml.scalarstring import (
+            DoubleQuotedScalarString,
+            FoldedScalarString,
+            LiteralScalarString,
+            SingleQuotedScalarString,
+        )
+        from ruamel.yaml.scanner import Scanner
+        _RUAMEL = SimpleNamespace(
+            YAML=YAML, Scanner=Scanner, Parser=Parser, CommentedMap=CommentedMap, CommentedSeq=CommentedSeq,
+            MarkedYAMLError=MarkedYAMLError,
+            DoubleQuotedScalarString=DoubleQuotedScalarString, FoldedScalarString=FoldedScalarString,
+            LiteralScalarString=LiteralScalarString, SingleQuotedScalarString=SingleQuotedScalarString,
+            Containers=(CommentedMap, CommentedSeq), Quoted=(DoubleQuotedScalarString, SingleQuotedScalarString))
+    return _RUAMEL
+
 
 def _yaml() -> YAML:
-    y = YAML(typ="rt")
+    R = _ruamel()
+    y = R.YAML(typ="rt")
+    # The round-trip constructor (positions, quoting and block styles) on the plain scanner and
+    # parser: they skip comments instead of collecting them for a dump we never make, which
+    # saves a fifth of the reading time; the data, positions and errors are the same.
+    y.Scanner = R.Scanner
+    y.Parser = R.Parser
     y.preserve_quotes = True
     y.allow_duplicate_keys = False
     return y
 
 
-def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check the path") -> tuple[Any, SourceMap]:
-    """Load one YAML file into plain data and a :class:`SourceMap` rooted at ``root``."""
+def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check the path",
+              reads: dict[str, str] | None = None) -> tuple[Any, SourceMap]:
+    """Load one YAML file into plain data and a :class:`SourceMap` rooted at ``root``.
+
+    ``reads``, when given, records the SHA-256 of the bytes that were parsed, by path
+    (the load cache checks them to know a cached result is still current).
+    """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = p.read_bytes()
+        # the same text read_text() gives: UTF-8 with universal newlines
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise error(Loc(str(p)), "file not found", missing_hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(Loc(str(p)), f"cannot read file: {exc}") from None
+    if reads is not None:
+        reads[str(p)] = hashlib.sha256(raw).hexdigest()
     return load_yaml_text(text, str(p), root)
 
 
@@ -124,7 +350,7 @@ def load_yaml_text(text: str, filename: str, root: PathKey = ()) -> tuple[Any, S
     """Parse YAML ``text`` (named ``filename`` in messages)."""
     try:
         doc = _yaml().load(text)
-    except MarkedYAMLError as exc:
+    except _ruamel().MarkedYAMLError as exc:
         raise _yaml_error(exc, filename, text) from None
     except Exception as exc:  # ruamel raises a few unmarked errors too
         raise error(Loc(filename, 1, 1), f"YAML syntax: {exc}") from None
@@ -253,25 +479,27 @@ def _inline_chars(value: str, lines: list[str], line0: int, col0: int, quote: st
 
 def _note_scalar(value: Any, path: PathKey, line0: int, col0: int, smap: SourceMap, filename: str,
                  lines: list[str]) -> None:
+    R = _ruamel()
     loc = Loc(filename, line0 + 1, col0 + 1)
     smap.values[path] = loc
-    if isinstance(value, FoldedScalarString):
+    if isinstance(value, R.FoldedScalarString):
         indent = _block_indent(lines, line0, col0)
         smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, indent), block=False, folded=True,
-                                      chars=_folded_chars(lines, line0 + 1, indent) or None)
-    elif isinstance(value, LiteralScalarString):
+                                      chars=CharPlaces.of(_folded_chars(lines, line0 + 1, indent)))
+    elif isinstance(value, R.LiteralScalarString):
         smap.texts[path] = TextOrigin(Loc(filename, line0 + 2, _block_indent(lines, line0, col0)), block=True)
-    elif isinstance(value, DoubleQuotedScalarString | SingleQuotedScalarString):
-        quote = '"' if isinstance(value, DoubleQuotedScalarString) else "'"
+    elif isinstance(value, R.Quoted):
+        quote = '"' if isinstance(value, R.DoubleQuotedScalarString) else "'"
         chars = _inline_chars(str(value), lines, line0, col0, quote)
-        smap.texts[path] = TextOrigin(Loc(filename, line0 + 1, col0 + 2), block=False, chars=chars or None)
+        smap.texts[path] = TextOrigin(Loc(filename, line0 + 1, col0 + 2), block=False, chars=CharPlaces.of(chars))
     elif isinstance(value, str):
         chars = _inline_chars(str(value), lines, line0, col0, "")
-        smap.texts[path] = TextOrigin(loc, block=False, chars=chars or None)
+        smap.texts[path] = TextOrigin(loc, block=False, chars=CharPlaces.of(chars))
 
 
 def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: list[str]) -> Any:
-    if isinstance(node, CommentedMap):
+    R = _ruamel()
+    if isinstance(node, R.CommentedMap):
         out: dict[str, Any] = {}
         for key, value in node.items():
             k = str(key) if not isinstance(key, bool) else ("true" if key else "false")
@@ -282,7 +510,7 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
                 vl, vc = node.lc.value(key)
             except (KeyError, TypeError, AttributeError):
                 vl, vc = (node.lc.line, node.lc.col)
-            if isinstance(value, CommentedMap | CommentedSeq):
+            if isinstance(value, R.Containers):
                 smap.values[kpath] = Loc(filename, value.lc.line + 1, value.lc.col + 1)
             elif value is None and kpath in smap.keys:
                 smap.values[kpath] = smap.keys[kpath]  # 'key:' with nothing after it
@@ -290,7 +518,7 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
                 _note_scalar(value, kpath, vl, vc, smap, filename, lines)
             out[k] = _convert(value, kpath, smap, filename, lines)
         return out
-    if isinstance(node, CommentedSeq):
+    if isinstance(node, R.CommentedSeq):
         items: list[Any] = []
         for i, value in enumerate(node):
             ipath = path + (i,)
@@ -298,7 +526,7 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
                 il, ic = node.lc.item(i)
             except (KeyError, TypeError, AttributeError):
                 il, ic = (node.lc.line, node.lc.col)
-            if isinstance(value, CommentedMap | CommentedSeq):
+            if isinstance(value, R.Containers):
                 smap.values[ipath] = Loc(filename, value.lc.line + 1, value.lc.col + 1)
             else:
                 _note_scalar(value, ipath, il, ic, smap, filename, lines)

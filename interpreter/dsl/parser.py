@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import contextvars
+import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import (
-    UnexpectedCharacters,
-    UnexpectedEOF,
-    UnexpectedInput,
-    UnexpectedToken,
-    VisitError,
-)
+from typing import TYPE_CHECKING, Any
 
 from . import ast as A
+
+# Lark is imported when a text is first parsed, not with this module: a load from the
+# load cache parses nothing, so a process that only uses cached rulesets never imports it.
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
+    from lark.exceptions import UnexpectedInput
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -30,6 +31,8 @@ class DslSyntaxError(Exception):
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
+    from lark import Lark
+
     return Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
                 propagate_positions=True, maybe_placeholders=True, cache=True)
 
@@ -50,6 +53,8 @@ def _friendly(term: str) -> str:
 
 
 def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     line = getattr(exc, "line", 0) or 0
     col = getattr(exc, "column", 0) or 0
     if isinstance(exc, UnexpectedToken):
@@ -76,8 +81,62 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
     return DslSyntaxError(line, col, f"syntax error: {exc}")
 
 
+class AstMemo:
+    """Parsed texts by (what, text): filled while a ruleset is parsed, replayed on a warm load.
+
+    Entries are kept pickled, so every lookup returns fresh nodes that no later stage can
+    have changed, and the whole memo can be written to the load cache as it is.
+    """
+
+    def __init__(self, entries: dict[tuple, bytes] | None = None) -> None:
+        self.entries: dict[tuple, bytes] = entries if entries is not None else {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple) -> Any:
+        blob = self.entries.get(key)
+        if blob is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return pickle.loads(blob)
+
+    def put(self, key: tuple, value: Any) -> None:
+        self.entries[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+_MEMO: contextvars.ContextVar[AstMemo | None] = contextvars.ContextVar("ludus_ast_memo", default=None)
+
+
+@contextmanager
+def memoized(memo: AstMemo | None) -> Iterator[AstMemo | None]:
+    """Within the block, parse_block/parse_expr/parse_template look texts up in ``memo`` first."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo_get(key: tuple) -> tuple[AstMemo | None, Any]:
+    memo = _MEMO.get()
+    return memo, (memo.get(key) if memo is not None else None)
+
+
 def parse_block(text: str) -> list[A.Node]:
     """Parse a statement block."""
+    memo, found = _memo_get(("block", text))
+    if found is not None:
+        return found
+    result = _parse_block(text)
+    if memo is not None:
+        memo.put(("block", text), result)
+    return result
+
+
+def _parse_block(text: str) -> list[A.Node]:
+    from lark.exceptions import UnexpectedInput
+
     try:
         tree = _lark().parse(text, start="start")
     except UnexpectedInput as exc:
@@ -86,16 +145,41 @@ def parse_block(text: str) -> list[A.Node]:
 
 
 def _build(tree: Tree) -> Any:
-    try:
-        return _Builder().transform(tree)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, DslSyntaxError):
-            raise exc.orig_exc from None
-        raise
+    """Lark tree → AST, bottom-up: each rule's children first, then its :class:`_Builder` method.
+
+    (What ``lark.Transformer`` with ``v_args(meta=True)`` does, without its per-node wrappers;
+    a rule without a method stays a tree.)
+    """
+    from lark import Tree
+
+    builder = _Builder()
+    rules = _rules()
+
+    def walk(t: Any) -> Any:
+        if isinstance(t, Tree):
+            children = [walk(c) for c in t.children]
+            fn = rules.get(t.data)
+            return fn(builder, t.meta, children) if fn is not None else Tree(t.data, children, t.meta)
+        return t
+
+    return walk(tree)
 
 
 def parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
     """Parse one expression; positions are shifted so the text starts at (line, col)."""
+    key = ("expr", text, line, col)
+    memo, found = _memo_get(key)
+    if found is not None:
+        return found
+    result = _parse_expr(text, line, col)
+    if memo is not None:
+        memo.put(key, result)
+    return result
+
+
+def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
+    from lark.exceptions import UnexpectedInput
+
     try:
         tree = _lark().parse(text, start="expr")
     except UnexpectedInput as exc:
@@ -135,7 +219,13 @@ def parse_template(text: str) -> A.Str:
     YAML has already handled quoting, so backslashes are literal; ``{{`` and ``}}`` stand
     for literal braces.
     """
-    return _template(text, 1, 1, escapes=False, pos=(1, 1))
+    memo, found = _memo_get(("template", text))
+    if found is not None:
+        return found
+    result = _template(text, 1, 1, escapes=False, pos=(1, 1))
+    if memo is not None:
+        memo.put(("template", text), result)
+    return result
 
 
 def _template(raw: str, line: int, col_first: int, *, escapes: bool, pos: A.Pos) -> A.Str:
@@ -165,7 +255,7 @@ def _template(raw: str, line: int, col_first: int, *, escapes: bool, pos: A.Pos)
             inner = raw[i + 1:end]
             if not inner.strip():
                 raise DslSyntaxError(line, col0 + 1 + i, "empty '{}' in text", "put an expression inside it")
-            parts.append(parse_expr(inner, line, col0 + 2 + i))
+            parts.append(_parse_expr(inner, line, col0 + 2 + i))
             i = end + 1
             continue
         buf.append(ch)
@@ -179,9 +269,14 @@ def _block(x: Any) -> list[A.Node]:
     return list(x) if x is not None else []
 
 
-@v_args(meta=True)
-class _Builder(Transformer):
-    """Lark tree → AST."""
+@lru_cache(maxsize=1)
+def _rules() -> dict[str, Any]:
+    """The methods of :class:`_Builder` by grammar rule name."""
+    return {k: v for k, v in vars(_Builder).items() if not k.startswith("_") and callable(v)}
+
+
+class _Builder:
+    """Lark tree → AST: one method per grammar rule, given the rule's meta and built children."""
 
     # ---- structure
     def start(self, meta, children):
@@ -235,6 +330,8 @@ class _Builder(Transformer):
         return A.Unary(_pos(meta), "not", c[0])
 
     def _chain(self, meta, c, op=None):
+        from lark import Token
+
         node = c[0]
         i = 1
         while i < len(c):
