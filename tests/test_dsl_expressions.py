@@ -38,6 +38,13 @@ def value(tmp_path, expr: str, **kw):
     ("first([])", None),
     ("any([false, true])", True),
     ("all([true, false])", False),
+    # with a query: whether some / every item satisfies the condition
+    ("all(for x in [1, 2, 3] where x > 1)", False),
+    ("all(for x in [2, 3] where x > 1)", True),
+    ("any(for x in [1, 2, 3] where x > 5)", False),
+    ("any(for x in [0, 7] where x > 5)", True),
+    ("any(for x in [0, 1] where x < 1)", True),
+    ("all(for x in [] where x > 1)", True),
     ("abs(-3)", 3),
     ("sort([3, 1, 2])", [1, 2, 3]),
     ("reverse([1, 2, 3])", [3, 2, 1]),

@@ -380,8 +380,13 @@ class Compiler:
             self.err(n.pos, f"'{n.fn}' does not take a 'for ... in ...' query",
                      "queries go with " + ", ".join(sorted(QUERY_FUNCS)))
             raise _Abort
-        run, t = self.query(n.query, scope)
-        return self.builtin(n.fn, [(run, t)], n.pos, [n.query])
+        q = n.query
+        if n.fn in ("any", "all") and q.head is None and q.where is not None:
+            # any/all(for x in L where C): whether some / every x of L satisfies C (not
+            # whether the x that satisfy C are themselves true, which for entities always holds)
+            q = A.Query(q.pos, q.where, q.var, q.source, None)
+        run, t = self.query(q, scope)
+        return self.builtin(n.fn, [(run, t)], n.pos, [q])
 
     def x_Call(self, n: A.Call, scope: Scope) -> tuple[ExprFn, str]:
         rs = self.rs
