@@ -540,9 +540,7 @@ class Board:
             E[r]["support"] = max(1, E[r]["support"] - 1)
             if p == old_emperor:
                 italia["support"] = min(italia["max_support"], italia["support"] + 1)
-            elif old_emperor is not None and was == old_emperor:
-                italia["support"] = max(0, italia["support"] - 1)
-            elif neutral_emperor and was is None and had_governor:
+            elif (old_emperor is not None and was == old_emperor) or (neutral_emperor and was is None and had_governor):
                 italia["support"] = max(0, italia["support"] - 1)
             self.text(f"{self.label(p)} now governs {self.label(r)} (support {E[r]['support']})")
 
