@@ -556,7 +556,7 @@ class _Builder:
         for name, spec in self.section("actions").items():
             group = str(spec.get("group", "actions"))
             rs.groups.setdefault(group, []).append(name)
-            rs.actions[name] = ActionDef(name, group, [], None, None,
+            rs.actions[name] = ActionDef(name, group, [], None,
                                          Procedure("action:" + name, {}, loc=self.smap.loc(("actions", name), key=True)),
                                          loc=self.smap.loc(("actions", name), key=True))
 
@@ -604,8 +604,8 @@ class _Builder:
                 scope[pname] = el
             if "if" in spec:
                 text, origin = self.text(("actions", name, "if"))
-                action.cond, _ = c.expression(text, origin, scope, T.BOOL, "an action's 'if'")
-                if action.cond is not None:
+                cond, _ = c.expression(text, origin, scope, T.BOOL, "an action's 'if'")
+                if cond is not None:  # checked whole (for its messages), run in stages
                     action.stages = c.staged(text, origin, scope, [p.name for p in action.params])
             if "label" in spec:
                 text, origin = self.text(("actions", name, "label"))

@@ -125,11 +125,11 @@ class ActionDef:
     name: str
     group: str
     params: list[ActionParam]
-    cond: ExprFn | None
     label: ExprFn | None
     proc: Procedure
     loc: Loc | None = None
-    # The 'if' split by how many parameters each part needs (see Compiler.staged).
+    # The 'if', split by how many parameters each part needs (see Compiler.staged);
+    # None when the action has no 'if'.
     stages: list[list[ExprFn]] | None = None
 
 

@@ -801,8 +801,6 @@ class Game:
             for test in action.stages[i]:
                 if not test(self, L):
                     return
-        elif i == len(action.params) and action.cond is not None and not action.cond(self, L):
-            return
         if i == len(action.params):
             label = self.label_of(action.label(self, L)) if action.label is not None else action.name
             args = {p.name: L[p.name] for p in action.params}

@@ -208,7 +208,7 @@ class Compiler:
         if name == "player_count":
             return (lambda g, L: len(g.players)), T.INT
         if name in ("none", "true", "false"):
-            v = {"none": None, "true": True, "false": False}[name]
+            v = _LITERALS[name]
             return (lambda g, L: v), BUILTIN_NAMES[name]
         if name in rs.tables:
             self.err(n.pos, f"table '{name}' needs a key", f"write {name}[key]")
@@ -1161,6 +1161,7 @@ def compile_function(c: Compiler, fdef: FunctionDef, text: str, origin: TextOrig
 
 
 _NOT_CONSTANT = object()
+_LITERALS: dict[str, Any] = {"none": None, "true": True, "false": False}
 
 
 def _constant(node: A.Node, scope: Scope) -> Any:
@@ -1171,6 +1172,6 @@ def _constant(node: A.Node, scope: Scope) -> Any:
         return node.parts[0]
     if isinstance(node, A.Str) and not node.parts:
         return ""
-    if isinstance(node, A.Name) and node.name in ("none", "true", "false") and node.name not in scope:
-        return {"none": None, "true": True, "false": False}[node.name]
+    if isinstance(node, A.Name) and node.name in _LITERALS and node.name not in scope:
+        return _LITERALS[node.name]
     return _NOT_CONSTANT
