@@ -610,6 +610,7 @@ class _Builder:
             if "label" in spec:
                 text, origin = self.text(("actions", name, "label"))
                 action.label = c.template(text, origin, scope)
+            action.enum = c.enumerator(action)
             action.proc.params = dict(scope)
             text, origin = self.text(("actions", name, "do"), statements=True)
             c.procedure(action.proc, text, origin, scope)

@@ -131,6 +131,8 @@ class ActionDef:
     # The 'if', split by how many parameters each part needs (see Compiler.staged);
     # None when the action has no 'if'.
     stages: list[list[ExprFn]] | None = None
+    # Generated: appends every legal (action, arguments) choice for an actor (see Compiler.enumerator).
+    enum: Callable[[Any, str, list], None] | None = None
 
 
 @dataclass
@@ -179,6 +181,7 @@ class Ruleset:
     scoring: Scoring = field(default_factory=Scoring)
     step_budget: int = 200_000
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
+    codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
 
     def seat_names(self, players: int) -> list[str]:
         """The seats of a game with this many players, in turn order."""

@@ -793,6 +793,13 @@ class Game:
         out: list[dict[str, Any]] = []
         for aid in self.rs.groups[group]:
             action = self.rs.actions[aid]
+            if action.enum is not None:
+                n = len(out)
+                try:
+                    action.enum(self, player, out)
+                    continue
+                except Exception:  # noqa: BLE001 - list it again the checked way, which says where it failed
+                    del out[n:]
             self._enumerate(action, 0, {"actor": player}, out)
         return out
 

@@ -3,9 +3,13 @@
 Expressions become ``fn(game, locals) -> value``; statement blocks become a flat
 list of instructions ``op(game, frame)`` with explicit jumps, so that the whole
 continuation (procedure name, instruction index, locals) is plain data and a game
-can pause at any choice and resume in another process. Nothing here ever calls
-eval/exec, and author text can only reach the game state through the operations
-below: the language is a sandbox.
+can pause at any choice and resume in another process. Author text can only reach
+the game state through the operations below: the language is a sandbox.
+
+Beside each expression's closure the compiler writes the same expression as Python
+source (see codegen.py): what the engine calls is a generated function that runs
+the whole expression at once and falls back to the closure, which knows where each
+part was written, whenever anything goes wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Loc, did_you_mean
 from ..model import (
     PLAYER_KIND,
+    ActionDef,
     ExprFn,
     FunctionDef,
     ModifierSite,
@@ -32,6 +37,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
+from .codegen import CodeGen, Src, enabled, local, union
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -70,6 +76,39 @@ class Compiler:
         self.proc_name = ""
         self.signals: set[str] = set()  # every 'signal NAME' compiled
         self.untils: list[tuple[str, Loc]] = []  # every 'until NAME' of a modifier, to check
+        if rs.codegen is None:
+            rs.codegen = CodeGen(rs.name or "rules")
+        self.gen: CodeGen = rs.codegen
+        self.generate = enabled()
+        self.src: dict[Callable[..., Any], Src] = {}  # each compiled closure/root's Python source
+
+    # ------------------------------------------------------------ generated source
+    def py(self, fn: ExprFn, text: str, *parts: ExprFn, free: frozenset[str] = frozenset()) -> ExprFn:
+        """Record the Python source of ``fn``: ``text`` with {0}, {1}... standing for ``parts``' sources.
+
+        If a part has no source, neither has ``fn`` (and whatever contains it runs as closures).
+        """
+        srcs = []
+        for p in parts:
+            ps = self.src.get(p)
+            if ps is None:
+                return fn
+            srcs.append(ps)
+        self.src[fn] = (text.format(*(t for t, _f in srcs)), free | union(srcs))
+        return fn
+
+    def k(self, value: Any) -> str:
+        """Source text of a constant (escaped for use in a :meth:`py` template)."""
+        return self.gen.const(value).replace("{", "{{").replace("}", "}}")
+
+    def root(self, fn: ExprFn) -> ExprFn:
+        """What the engine calls for ``fn``: its generated twin if it has source, else ``fn`` itself."""
+        src = self.src.get(fn)
+        if src is None or not self.generate:
+            return fn
+        r = self.gen.root(src, fn)
+        self.src[r] = src
+        return r
 
     def check_signals(self) -> None:
         """A modifier lasting 'until X' needs some rule that signals X."""
@@ -124,7 +163,41 @@ class Compiler:
             level = max([level] + [i + 1 for i, p in enumerate(params) if p in used])
             fn, _ = self.expr(part, dict(scope))
             stages[level].append(fn)
-        return stages
+        return [self._fused(tests) for tests in stages]
+
+    def _fused(self, tests: list[ExprFn]) -> list[ExprFn]:
+        """One stage's tests as one generated function (they all have source), else as they are."""
+        if len(tests) < 2 or not all(t in self.src for t in tests):
+            return tests
+        def both(g: Any, L: dict) -> bool:
+            return all(t(g, L) for t in tests)
+        text = " and ".join(f"{{{i}}}" for i in range(len(tests)))
+        return [self.root(self.py(both, f"({text})", *tests))]
+
+    def enumerator(self, action: ActionDef) -> Callable[[Any, str, list], None] | None:
+        """The generated lister of an action's legal choices (None if some part has no source)."""
+        if not self.generate:
+            return None
+        params: list[tuple[str, Src, bool]] = []
+        for p in action.params:
+            if p.domain is None or p.domain not in self.src:
+                return None
+            simple = p.type in (T.INT, T.STR, T.BOOL) or (T.is_ent(p.type))
+            params.append((p.name, self.src[p.domain], not simple))
+        stages: list[Src | None] = [None] * (len(action.params) + 1)
+        if action.stages is not None:
+            for i, tests in enumerate(action.stages):
+                if not tests:
+                    continue
+                if len(tests) != 1 or tests[0] not in self.src:
+                    return None
+                stages[i] = self.src[tests[0]]
+        label = None
+        if action.label is not None:
+            if action.label not in self.src:
+                return None
+            label = self.src[action.label]
+        return self.gen.enumerator(action.name, params, stages, label)
 
     def template(self, text: str, origin: TextOrigin, scope: Scope) -> ExprFn | None:
         """Compile a label/log text with ``{expression}`` parts."""
@@ -156,7 +229,8 @@ class Compiler:
     # ------------------------------------------------------------ expressions
     def expr(self, node: A.Node, scope: Scope) -> tuple[ExprFn, str]:
         method = getattr(self, "x_" + type(node).__name__)
-        return method(node, scope)
+        fn, t = method(node, scope)
+        return self.root(fn), t
 
     def want(self, node: A.Node, scope: Scope, want: str, what: str) -> ExprFn:
         fn, t = self.expr(node, scope)
@@ -167,49 +241,56 @@ class Compiler:
 
     def x_Num(self, n: A.Num, scope: Scope) -> tuple[ExprFn, str]:
         v = n.value
-        return (lambda g, L: v), T.INT
+        return self.py(lambda g, L: v, self.k(v)), T.INT
 
     def x_Str(self, n: A.Str, scope: Scope) -> tuple[ExprFn, str]:
         if len(n.parts) == 1 and isinstance(n.parts[0], str):
             s = n.parts[0]
-            return (lambda g, L: s), T.STR
+            return self.py(lambda g, L: s, self.k(s)), T.STR
         pieces: list[Callable[[Any, dict], str]] = []
+        texts: list[str] = []
+        fns: list[ExprFn] = []
         for part in n.parts:
             if isinstance(part, str):
                 pieces.append(_const_text(part))
+                texts.append(self.k(part))
             else:
                 fn, _ = self.expr(part, scope)
                 pieces.append(_label_text(fn))
-        return (lambda g, L: "".join(p(g, L) for p in pieces)), T.STR
+                texts.append(f"g.label_of({{{len(fns)}}})")
+                fns.append(fn)
+        def joined(g: Any, L: dict) -> str:
+            return "".join(p(g, L) for p in pieces)
+        return self.py(joined, "(" + " + ".join(texts or ["''"]) + ")", *fns), T.STR
 
     def x_Name(self, n: A.Name, scope: Scope) -> tuple[ExprFn, str]:
         name = n.name
         if name in scope:
             loc = self.loc(n.pos)
 
-            def local(g: Any, L: dict) -> Any:
+            def read_local(g: Any, L: dict) -> Any:
                 try:
                     return L[name]
                 except KeyError:
                     raise _fault(f"'{name}' has no value here", loc,
                                  "it is set only on a path that did not run; set it before the 'if'") from None
-            return local, scope[name]
+            return self.py(read_local, local(name), free=frozenset([name])), scope[name]
         rs = self.rs
         if name in rs.globals:
-            return (lambda g, L: g.glob[name]), rs.globals[name].type
+            return self.py(lambda g, L: g.glob[name], f"g.glob[{self.k(name)}]"), rs.globals[name].type
         if name in rs.entities:
             kind = rs.entities[name]["kind"]
-            return (lambda g, L: name), T.ent(kind)
+            return self.py(lambda g, L: name, self.k(name)), T.ent(kind)
         if name in rs.zones and rs.zones[name].per is None:
             z = rs.zones[name]
-            return (lambda g, L: name), f"zone:{z.holds}"
+            return self.py(lambda g, L: name, self.k(name)), f"zone:{z.holds}"
         if name == "players":
-            return (lambda g, L: g.players), BUILTIN_NAMES[name]
+            return self.py(lambda g, L: g.players, "g.players"), BUILTIN_NAMES[name]
         if name == "player_count":
-            return (lambda g, L: len(g.players)), T.INT
+            return self.py(lambda g, L: len(g.players), "len(g.players)"), T.INT
         if name in ("none", "true", "false"):
             v = _LITERALS[name]
-            return (lambda g, L: v), BUILTIN_NAMES[name]
+            return self.py(lambda g, L: v, self.k(v)), BUILTIN_NAMES[name]
         if name in rs.tables:
             self.err(n.pos, f"table '{name}' needs a key", f"write {name}[key]")
             raise _Abort
@@ -230,8 +311,8 @@ class Compiler:
             self.err(n.pos, f"unknown kind '{kind}'", did_you_mean(kind, self.rs.kinds))
             raise _Abort
         if kind == PLAYER_KIND:
-            return (lambda g, L: list(g.players)), T.list_of(T.ent(kind))
-        return (lambda g, L: g.kind_ids(kind)), T.list_of(T.ent(kind))
+            return self.py(lambda g, L: list(g.players), "list(g.players)"), T.list_of(T.ent(kind))
+        return self.py(lambda g, L: g.kind_ids(kind), f"g.kind_ids({self.k(kind)})"), T.list_of(T.ent(kind))
 
     def x_Attr(self, n: A.Attr, scope: Scope) -> tuple[ExprFn, str]:
         obj, t = self.expr(n.obj, scope)
@@ -248,17 +329,7 @@ class Compiler:
                         return g.ents[o][name]
                     except (KeyError, TypeError):
                         raise g.attr_fault(o, name, loc) from None
-                if isinstance(n.obj, A.Name) and n.obj.name in scope:
-                    # x.field on a local: one closure instead of two (the hottest read there is)
-                    var = n.obj.name
-
-                    def read_local_field(g: Any, L: dict) -> Any:
-                        try:
-                            return g.ents[L[var]][name]
-                        except (KeyError, TypeError):
-                            return read_field(g, L)  # raises the located error
-                    return read_local_field, ftype
-                return read_field, ftype
+                return self.py(read_field, f"g.ents[{{0}}][{self.k(name)}]", obj), ftype
             if name in kind.zones:
                 zone = kind.zones[name]
 
@@ -267,18 +338,19 @@ class Compiler:
                     if o is None:
                         raise _fault(f"cannot take zone '{name}' of none", loc)
                     return f"{name}@{o}"
-                return zone_key, f"zone:{zone.holds}"
+                return self.py(zone_key, f"({self.k(name + '@')} + {{0}})", obj), f"zone:{zone.holds}"
             if name == "id":
                 return obj, T.STR
             if name == "kind":
-                return (lambda g, L: g.ents[obj(g, L)]["kind"]), T.STR
+                return self.py(lambda g, L: g.ents[obj(g, L)]["kind"], "g.ents[{0}]['kind']", obj), T.STR
             if name == "zone":
-                return (lambda g, L: g.ents[obj(g, L)].get("zone")), "zone:*"
+                return self.py(lambda g, L: g.ents[obj(g, L)].get("zone"), "g.ents[{0}].get('zone')", obj), "zone:*"
             choices = list(kind.fields) + list(kind.zones) + ["id", "kind", "zone"]
             self.err(n.pos, f"{kind.name} has no field or zone '{name}'", did_you_mean(name, choices))
             raise _Abort
         if t in (T.ANY,) or (T.is_ent(t) and T.arg(t) == "*"):
-            return (lambda g, L: g.get_attr(obj(g, L), name, loc)), T.ANY
+            return self.py(lambda g, L: g.get_attr(obj(g, L), name, loc),
+                           f"g.get_attr({{0}}, {self.k(name)}, None)", obj), T.ANY
         self.err(n.pos, f"wrong type: cannot read '.{name}' of {T.describe(t)}")
         raise _Abort
 
@@ -303,7 +375,8 @@ class Compiler:
                             return table.default
                         raise _fault(f"table '{table.name}' has no row for {g.label_of(kv)!r}", loc) from None
                 return row
-            return lookup, T.ANY
+            keys_text = "".join(f", {{{i}}}" for i in range(len(keys)))
+            return self.py(lookup, f"_table({self.k(table)}{keys_text})", *keys), T.ANY
         obj, t = self.expr(n.obj, scope)
         if len(n.args) != 1:
             self.err(n.pos, "indexing takes one value")
@@ -322,19 +395,21 @@ class Compiler:
                     return s[i]
                 except (IndexError, TypeError):
                     raise _fault(f"index {i} is outside a list of {len(s)}", loc) from None
-            return item, T.element(t)
+            return self.py(item, "{0}[{1}]", seq, key), T.element(t)
         if T.is_map(t) or t == T.ANY:
-            return (lambda g, L: g.index_value(obj(g, L), key(g, L), loc)), T.arg(t) if T.is_map(t) else T.ANY
+            return self.py(lambda g, L: g.index_value(obj(g, L), key(g, L), loc), "g.index_value({0}, {1}, None)",
+                           obj, key), T.arg(t) if T.is_map(t) else T.ANY
         self.err(n.pos, f"wrong type: cannot index {T.describe(t)}")
         raise _Abort
 
     def seq(self, fn: ExprFn, t: str) -> ExprFn:
         """Wrap ``fn`` so that it yields a Python sequence (zones give their items)."""
         if T.is_zone(t):
-            return lambda g, L: g.zone_items(fn(g, L))
+            # every zone that exists has its list in g.zones; a bad key falls back to the closure's error
+            return self.root(self.py(lambda g, L: g.zone_items(fn(g, L)), "g.zones[{0}]", fn))
         if T.is_list(t):
             return fn
-        return lambda g, L: g.as_seq(fn(g, L))
+        return self.root(self.py(lambda g, L: g.as_seq(fn(g, L)), "g.as_seq({0})", fn))
 
     def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[ExprFn, str]:
         fns = []
@@ -343,7 +418,10 @@ class Compiler:
             f, it = self.expr(item, scope)
             fns.append(f)
             t = it if t == T.NONE else T.join(t, it)
-        return (lambda g, L: [f(g, L) for f in fns]), T.list_of(t if t != T.NONE else T.ANY)
+        def listed(g: Any, L: dict) -> list:
+            return [f(g, L) for f in fns]
+        text = "[" + ", ".join(f"{{{i}}}" for i in range(len(fns))) + "]"
+        return self.py(listed, text, *fns), T.list_of(t if t != T.NONE else T.ANY)
 
     def query(self, q: A.Query, scope: Scope) -> tuple[Callable[[Any, dict], list], str]:
         """Compile a query to a function returning the list of (head) values."""
@@ -370,6 +448,16 @@ class Compiler:
                 if where is None or where(g, L2):
                     out.append(head(g, L2) if head is not None else x)
             return out
+        parts = [p for p in (seq, where, head) if p is not None]
+        if all(p in self.src for p in parts):
+            s_text, s_free = self.src[seq]
+            v = local(var)
+            text = f"[{self.src[head][0] if head is not None else v} for {v} in {s_text}"
+            if where is not None:
+                text += f" if {self.src[where][0]}"
+            text += "]"
+            inner_free = union(self.src[p] for p in (where, head) if p is not None)
+            self.src[run] = (text, s_free | (inner_free - {var}))
         return run, T.list_of(ht)
 
     def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[ExprFn, str]:
@@ -405,11 +493,14 @@ class Compiler:
                     return g._memo[(fname, *values)]
                 except (KeyError, TypeError):  # not remembered, or a list argument
                     return g.call_function(fdef, dict(zip(pnames, values, strict=True)), loc)
-            return call_fn, fdef.returns
+            return self.py(call_fn, self.gen.call(name, [f"{{{i}}}" for i in range(len(args))]), *args), fdef.returns
         if name in rs.points:
             point = rs.points[name]
             args = self.check_args(n, list(point.params.items()), scope, f"modifier point '{name}'")
-            return (lambda g, L: g.point(name, [a(g, L) for a in args])), point.type
+            def read(g: Any, L: dict) -> Any:
+                return g.point(name, [a(g, L) for a in args])
+            arg_text = ", ".join(f"{{{i}}}" for i in range(len(args)))
+            return self.py(read, f"g.point({self.k(name)}, [{arg_text}])", *args), point.type
         if name in rs.procedures:
             self.err(n.pos, f"procedure '{name}' cannot be used in an expression",
                      f"write 'call {name}(...) as result' on its own line")
@@ -448,10 +539,10 @@ class Compiler:
             seq = self.seq(f0, t0)
             el = T.element(t0)
             if name == "count":
-                return (lambda g, L: len(seq(g, L))), T.INT
+                return self.py(lambda g, L: len(seq(g, L)), "len({0})", seq), T.INT
             if name == "sum":
                 self._need_numbers(el, name, pos)
-                return (lambda g, L: sum(seq(g, L))), T.INT
+                return self.py(lambda g, L: sum(seq(g, L)), "sum({0})", seq), T.INT
             if name in ("min", "max"):
                 self._need_numbers(el, name, pos)
                 agg = min if name == "min" else max
@@ -461,28 +552,31 @@ class Compiler:
                     if not s:
                         raise _fault(f"{name}() of an empty list", loc, "check count(...) > 0 first")
                     return agg(s)
-                return extreme, T.INT if el == T.INT else T.ANY
+                return self.py(extreme, name + "({0})", seq), T.INT if el == T.INT else T.ANY
             if name == "any":
-                return (lambda g, L: any(seq(g, L))), T.BOOL
+                return self.py(lambda g, L: any(seq(g, L)), "any({0})", seq), T.BOOL
             if name == "all":
-                return (lambda g, L: all(seq(g, L))), T.BOOL
+                return self.py(lambda g, L: all(seq(g, L)), "all({0})", seq), T.BOOL
             if name == "first":
-                return (lambda g, L: (lambda s: s[0] if s else None)(seq(g, L))), el
+                return self.py(lambda g, L: (lambda s: s[0] if s else None)(seq(g, L)), "_first({0})", seq), el
             if name == "last":
-                return (lambda g, L: (lambda s: s[-1] if s else None)(seq(g, L))), el
+                return self.py(lambda g, L: (lambda s: s[-1] if s else None)(seq(g, L)), "_last({0})", seq), el
             if name == "sort":
-                return (lambda g, L: sorted(seq(g, L), key=g.sort_key)), T.list_of(el)
+                return self.py(lambda g, L: sorted(seq(g, L), key=g.sort_key), "sorted({0}, key=g.sort_key)",
+                               seq), T.list_of(el)
             if name == "reverse":
-                return (lambda g, L: list(reversed(seq(g, L)))), T.list_of(el)
+                return self.py(lambda g, L: list(reversed(seq(g, L))), "list(reversed({0}))", seq), T.list_of(el)
             if name == "unique":
-                return (lambda g, L: list(dict.fromkeys(seq(g, L)))), T.list_of(el)
+                return self.py(lambda g, L: list(dict.fromkeys(seq(g, L))), "list(dict.fromkeys({0}))",
+                               seq), T.list_of(el)
             if name == "list":
-                return (lambda g, L: list(seq(g, L))), T.list_of(el)
+                return self.py(lambda g, L: list(seq(g, L)), "list({0})", seq), T.list_of(el)
             if name == "keys":
                 if not (T.is_map(t0) or t0 == T.ANY):
                     self.err(nodes[0].pos if nodes else pos, f"wrong type: keys() needs a per-player map, not {T.describe(t0)}")
                     raise _Abort
-                return (lambda g, L: list(g.as_map(f0(g, L), loc))), T.list_of(T.ent(PLAYER_KIND))
+                return self.py(lambda g, L: list(g.as_map(f0(g, L), loc)), "list(g.as_map({0}, None))",
+                               f0), T.list_of(T.ent(PLAYER_KIND))
         if name in ("min", "max"):
             for (_f, t), node in zip(args, nodes, strict=True):
                 if not T.compatible(T.INT, t):
@@ -490,14 +584,16 @@ class Compiler:
                     raise _Abort
             fns = [f for f, _ in args]
             agg2 = min if name == "min" else max
-            return (lambda g, L: agg2(f(g, L) for f in fns)), T.INT
+            text = name + "(" + ", ".join(f"{{{i}}}" for i in range(len(fns))) + ")"
+            return self.py(lambda g, L: agg2(f(g, L) for f in fns), text, *fns), T.INT
         if name == "abs":
-            return (lambda g, L: abs(f0(g, L))), T.INT
+            return self.py(lambda g, L: abs(f0(g, L)), "abs({0})", f0), T.INT
         if name in ("index_of", "next_in"):
             seq = self.seq(f0, t0)
             f1 = args[1][0]
             if name == "index_of":
-                return (lambda g, L: (lambda s, x: s.index(x) if x in s else -1)(seq(g, L), f1(g, L))), T.INT
+                return self.py(lambda g, L: (lambda s, x: s.index(x) if x in s else -1)(seq(g, L), f1(g, L)),
+                               "_index_of({0}, {1})", seq, f1), T.INT
 
             def next_in(g: Any, L: dict) -> Any:
                 s = seq(g, L)
@@ -505,7 +601,7 @@ class Compiler:
                 if x not in s:
                     raise _fault(f"next_in(): {g.label_of(x)} is not in the list", loc)
                 return s[(s.index(x) + 1) % len(s)]
-            return next_in, T.element(t0)
+            return self.py(next_in, "_next_in({0}, {1})", seq, f1), T.element(t0)
         if name in ("combinations", "subsets"):
             seq = self.seq(f0, t0)
             k_fn = args[1][0] if name == "combinations" else None
@@ -520,13 +616,14 @@ class Compiler:
                 return [list(c) for k in sizes for c in itertools.combinations(items, k)]
             return subsets, T.list_of(T.list_of(T.element(t0)))
         if name == "owner":
-            return (lambda g, L: g.zone_owner(f0(g, L))), T.ent("*")
+            return self.py(lambda g, L: g.zone_owner(f0(g, L)), "g.zone_owner({0})", f0), T.ent("*")
         if name == "str":
-            return (lambda g, L: g.label_of(f0(g, L))), T.STR
+            return self.py(lambda g, L: g.label_of(f0(g, L)), "g.label_of({0})", f0), T.STR
         if name == "distance":
             f1 = args[1][0]
             f2 = args[2][0]
-            return (lambda g, L: g.distance(f0(g, L), f1(g, L), f2(g, L), loc)), T.ANY
+            return self.py(lambda g, L: g.distance(f0(g, L), f1(g, L), f2(g, L), loc),
+                           "g.distance({0}, {1}, {2}, None)", f0, f1, f2), T.ANY
         raise AssertionError(name)
 
     def _need_numbers(self, el: str, name: str, pos: A.Pos) -> None:
@@ -537,15 +634,16 @@ class Compiler:
     def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[ExprFn, str]:
         if n.op == "-":
             f = self.want(n.operand, scope, T.INT, "the operand of '-'")
-            return (lambda g, L: -f(g, L)), T.INT
+            return self.py(lambda g, L: -f(g, L), "(-{0})", f), T.INT
         f = self.want(n.operand, scope, T.BOOL, "the operand of 'not'")
-        return (lambda g, L: not f(g, L)), T.BOOL
+        return self.py(lambda g, L: not f(g, L), "(not {0})", f), T.BOOL
 
     def x_Cond(self, n: A.Cond, scope: Scope) -> tuple[ExprFn, str]:
         test = self.want(n.test, scope, T.BOOL, "an 'if' condition")
         a, ta = self.expr(n.then, scope)
         b, tb = self.expr(n.other, scope)
-        return (lambda g, L: a(g, L) if test(g, L) else b(g, L)), T.join(ta, tb)
+        return self.py(lambda g, L: a(g, L) if test(g, L) else b(g, L), "({1} if {0} else {2})",
+                       test, a, b), T.join(ta, tb)
 
     def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[ExprFn, str]:
         op = n.op
@@ -554,8 +652,8 @@ class Compiler:
             a = self.want(n.left, scope, T.BOOL, f"the left side of '{op}'")
             b = self.want(n.right, scope, T.BOOL, f"the right side of '{op}'")
             if op == "and":
-                return (lambda g, L: a(g, L) and b(g, L)), T.BOOL
-            return (lambda g, L: a(g, L) or b(g, L)), T.BOOL
+                return self.py(lambda g, L: a(g, L) and b(g, L), "({0} and {1})", a, b), T.BOOL
+            return self.py(lambda g, L: a(g, L) or b(g, L), "({0} or {1})", a, b), T.BOOL
         a, ta = self.expr(n.left, scope)
         b, tb = self.expr(n.right, scope)
         if op in ("in", "notin"):
@@ -565,23 +663,24 @@ class Compiler:
             if T.is_zone(tb):
                 def in_zone(g: Any, L: dict) -> bool:
                     return g.ents.get(a(g, L), {}).get("zone") == b(g, L)
+                text = "(g.ents.get({0}, _E).get('zone') == {1})"
                 if op == "in":
-                    return in_zone, T.BOOL
-                return (lambda g, L: not in_zone(g, L)), T.BOOL
+                    return self.py(in_zone, text, a, b), T.BOOL
+                return self.py(lambda g, L: not in_zone(g, L), f"(not {text})", a, b), T.BOOL
             seq = self.seq(b, tb)
             if op == "in":
-                return (lambda g, L: a(g, L) in seq(g, L)), T.BOOL
-            return (lambda g, L: a(g, L) not in seq(g, L)), T.BOOL
+                return self.py(lambda g, L: a(g, L) in seq(g, L), "({0} in {1})", a, seq), T.BOOL
+            return self.py(lambda g, L: a(g, L) not in seq(g, L), "({0} not in {1})", a, seq), T.BOOL
         if op in ("==", "!="):
             const = _constant(n.right, scope)
             if const is not _NOT_CONSTANT:
                 k = const
                 if op == "==":
-                    return (lambda g, L: a(g, L) == k), T.BOOL
-                return (lambda g, L: a(g, L) != k), T.BOOL
+                    return self.py(lambda g, L: a(g, L) == k, f"({{0}} == {self.k(k)})", a), T.BOOL
+                return self.py(lambda g, L: a(g, L) != k, f"({{0}} != {self.k(k)})", a), T.BOOL
             if op == "==":
-                return (lambda g, L: a(g, L) == b(g, L)), T.BOOL
-            return (lambda g, L: a(g, L) != b(g, L)), T.BOOL
+                return self.py(lambda g, L: a(g, L) == b(g, L), "({0} == {1})", a, b), T.BOOL
+            return self.py(lambda g, L: a(g, L) != b(g, L), "({0} != {1})", a, b), T.BOOL
         if op in ("<", "<=", ">", ">="):
             for t, side in ((ta, n.left), (tb, n.right)):
                 if t not in (T.INT, T.ANY, T.STR):
@@ -595,7 +694,7 @@ class Compiler:
                     return cmp(x, y)
                 except TypeError:
                     raise _fault(f"cannot compare {g.label_of(x)} {op} {g.label_of(y)}", loc) from None
-            return compare, T.BOOL
+            return self.py(compare, f"({{0}} {op} {{1}})", a, b), T.BOOL
         if op == "..":
             for t, side in ((ta, n.left), (tb, n.right)):
                 if not T.compatible(T.INT, t):
@@ -606,31 +705,32 @@ class Compiler:
                 if hi - lo >= MAX_RANGE:
                     raise _fault(f"the range {lo}..{hi} is too long (more than {MAX_RANGE} numbers)", loc)
                 return list(range(lo, hi + 1))
-            return span, T.list_of(T.INT)
+            return self.py(span, "_span({0}, {1})", a, b), T.list_of(T.INT)
         if op == "+":
             if T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb):
                 sa, sb = self.seq(a, ta), self.seq(b, tb)
-                return (lambda g, L: list(sa(g, L)) + list(sb(g, L))), T.join(
-                    T.list_of(T.element(ta)), T.list_of(T.element(tb)))
+                return self.py(lambda g, L: list(sa(g, L)) + list(sb(g, L)), "(list({0}) + list({1}))", sa, sb), \
+                    T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb)))
             if ta == T.STR or tb == T.STR:
-                return (lambda g, L: g.label_of(a(g, L)) + g.label_of(b(g, L))), T.STR
+                return self.py(lambda g, L: g.label_of(a(g, L)) + g.label_of(b(g, L)),
+                               "(g.label_of({0}) + g.label_of({1}))", a, b), T.STR
         for t, side in ((ta, n.left), (tb, n.right)):
             if not T.compatible(T.INT, t) or t == T.NONE:
                 self.err(side.pos, f"wrong type: '{op}' needs numbers, not {T.describe(t)}")
                 raise _Abort
         if op == "+":
-            return (lambda g, L: a(g, L) + b(g, L)), T.INT
+            return self.py(lambda g, L: a(g, L) + b(g, L), "({0} + {1})", a, b), T.INT
         if op == "-":
-            return (lambda g, L: a(g, L) - b(g, L)), T.INT
+            return self.py(lambda g, L: a(g, L) - b(g, L), "({0} - {1})", a, b), T.INT
         if op == "*":
-            return (lambda g, L: a(g, L) * b(g, L)), T.INT
+            return self.py(lambda g, L: a(g, L) * b(g, L), "({0} * {1})", a, b), T.INT
 
         def divide(g: Any, L: dict) -> int:
             x, y = a(g, L), b(g, L)
             if y == 0:
                 raise _fault("division by zero", loc)
             return x // y if op == "/" else x % y
-        return divide, T.INT
+        return self.py(divide, "({0} // {1})" if op == "/" else "({0} % {1})", a, b), T.INT
 
 
 class _Builder:
@@ -1158,6 +1258,8 @@ def compile_function(c: Compiler, fdef: FunctionDef, text: str, origin: TextOrig
     """Compile a pure function's body (an expression over its parameters)."""
     fn, _ = c.expression(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
     fdef.fn = fn
+    if fn is not None and c.generate:
+        c.gen.function(fdef.name, list(fdef.params), c.src.get(fn), fn)
 
 
 _NOT_CONSTANT = object()

@@ -1,0 +1,265 @@
+"""Generated Python for compiled rules: the fast path beside the checked closures.
+
+The compiler turns every expression into a closure tree (one Python call per AST node),
+which is simple and reports every runtime error at its exact place in the rules file.
+Beside each closure it also writes the same expression as a line of Python source, and
+this module turns that source into real Python functions, so a whole expression runs as
+one function with plain Python locals instead of a call per node.
+
+How the two fit together:
+
+- A *root* is what the rest of the engine calls, ``fn(game, locals)``. Its generated
+  body reads the locals it needs, evaluates the expression and returns. If anything at
+  all goes wrong (a missing local, a read of a field of none, a division by zero, a
+  rule fault raised by the runtime), it runs the closure instead, which raises the
+  located error — or, when the fast path only stumbled (a local set on another path
+  than the one taken), returns the same value. Expressions are pure, so running one
+  again is safe.
+- Functions of the rules get a positional twin (``F3(game, a, b)``) that shares the
+  runtime's memo of results, so generated code calls them without building dicts.
+- An action gets an *enumerator*: its parameters' domains, its staged ``if`` and its
+  label fused into nested Python loops that list the legal (action, arguments) pairs.
+
+Nothing of the rule author's text is executed: the source is written by the compiler
+from the checked AST, names of the rules language become ``v_NAME`` (the grammar only
+admits ``[a-z_][a-z0-9_]*``), and every value that is not a number, a boolean, none or
+an identifier-like string is passed in as a constant from a table, never spelt out.
+
+Sources are compiled lazily, on a function's first call (a function object is created
+at load with a small trampoline body and gets its real code assigned then), so loading
+a ruleset compiles nothing and a game compiles only what it runs.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import os
+import pickle
+import re
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..model import RuleFault
+
+# The Python text of an expression and the rules-language locals it reads.
+Src = tuple[str, frozenset[str]]
+
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_RANGE = 100_000
+
+
+def _trampoline(*args: Any, _i: int = 0) -> Any:  # pragma: no cover - its code is only a template
+    return _jit(_i)(*args)  # type: ignore[name-defined]  # noqa: F821 - bound in each CodeGen's env
+
+
+def enabled() -> bool:
+    """Whether rules run as generated Python (``LUDUS_GENERATED=off``: closures only, for comparison)."""
+    return os.environ.get("LUDUS_GENERATED", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def local(name: str) -> str:
+    """The Python name of a rules-language local."""
+    if not _NAME.match(name):  # the grammar guarantees it; this keeps the guarantee local
+        raise ValueError(f"not a rules-language name: {name!r}")
+    return "v_" + name
+
+
+# ------------------------------------------------------------------ helpers of generated code
+def _table(table: Any, *keys: Any) -> Any:
+    row: Any = table.rows
+    for kv in keys:
+        try:
+            row = row[str(kv) if not isinstance(kv, bool) else str(kv).lower()]
+        except (KeyError, TypeError):
+            if table.has_default:
+                return table.default
+            raise
+    return row
+
+
+def _first(s: Any) -> Any:
+    return s[0] if s else None
+
+
+def _last(s: Any) -> Any:
+    return s[-1] if s else None
+
+
+def _index_of(s: Any, x: Any) -> int:
+    return s.index(x) if x in s else -1
+
+
+def _next_in(s: Any, x: Any) -> Any:
+    return s[(s.index(x) + 1) % len(s)]  # ValueError when x is missing: the closure says where
+
+
+def _span(lo: int, hi: int) -> list[int]:
+    if hi - lo >= MAX_RANGE:
+        raise ValueError("range too long")  # the closure reports it with its place
+    return list(range(lo, hi + 1))
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of plain data, as the runtime makes of every offered value."""
+    if value is None or isinstance(value, str | int):
+        return value
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+_BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs",
+             "Exception", "KeyError", "TypeError")
+_HELPERS: dict[str, Any] = {
+    "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
+    "_next_in": _next_in, "_span": _span, "_copy": _copy, "_E": {}, "RuleFault": RuleFault,
+    # generated code sees only these built-ins (it needs no others; see the module docstring)
+    "__builtins__": {n: getattr(builtins, n) for n in _BUILTINS},
+}
+
+
+class CodeGen:
+    """The generated functions of one ruleset: their shared globals, constants and sources."""
+
+    def __init__(self, label: str = "rules") -> None:
+        self.label = label
+        self.env: dict[str, Any] = dict(_HELPERS)
+        self.env["_jit"] = self.jit
+        self._consts: dict[tuple[type, Any], str] = {}
+        # per lazy function: what writes its source (run at its first call) and the function
+        self._sources: list[tuple[Callable[[], str], types.FunctionType]] = []
+        self._names = itertools.count()
+        self.functions: dict[str, str] = {}  # rules function name -> its positional twin's global name
+
+    # ------------------------------------------------------------ values in source
+    def const(self, value: Any) -> str:
+        """Source text for a constant value: a literal when that is safe, else a global."""
+        if value is None or isinstance(value, bool | int):
+            return repr(value)
+        if isinstance(value, str) and _IDENT.match(value):
+            return repr(value)
+        try:
+            key: tuple[type, Any] = (type(value), value)
+            hash(key)
+        except TypeError:
+            key = (type(value), id(value))
+        name = self._consts.get(key)
+        if name is None:
+            name = f"_k{len(self._consts)}"
+            self._consts[key] = name
+            self.env[name] = value
+        return name
+
+    # ------------------------------------------------------------ lazy functions
+    def _lazy(self, name: str, write: Callable[[], str]) -> types.FunctionType:
+        """A function whose source is written and compiled on its first call.
+
+        Loading makes one per compiled expression, most never called on their own (the
+        expression is part of a bigger one), so this must stay cheap: no text yet.
+        """
+        fn = types.FunctionType(_trampoline.__code__, self.env, name)
+        fn.__kwdefaults__ = {"_i": len(self._sources)}
+        self._sources.append((write, fn))
+        return fn
+
+    def jit(self, i: int) -> types.FunctionType:
+        """Compile the i-th source and give its function the real code."""
+        write, fn = self._sources[i]
+        source = write()
+        scratch: dict[str, Any] = {}
+        code = compile(source, f"<{self.label}: generated {fn.__name__}>", "exec")
+        exec(code, self.env, scratch)  # noqa: S102 - compiler-written source; see the module docstring
+        fn.__code__ = scratch[fn.__name__].__code__
+        fn.__kwdefaults__ = None
+        return fn
+
+    def source_of(self, fn: Callable[..., Any]) -> str | None:
+        """The generated source of a function made here (for debugging and tests)."""
+        for write, f in self._sources:
+            if f is fn:
+                return write()
+        return None
+
+    # ------------------------------------------------------------ what the compiler asks for
+    def root(self, src: Src, slow: Callable[[Any, dict], Any]) -> Callable[[Any, dict], Any]:
+        """``fn(game, locals)`` evaluating ``src``; ``slow`` (the closure) on any trouble."""
+        name = f"e{next(self._names)}"
+
+        def write() -> str:
+            text, free = src
+            lines = [f"def {name}(g, L):", "    try:"]
+            lines += [f"        {local(v)} = L[{v!r}]" for v in sorted(free)]
+            lines += [f"        return {text}", "    except Exception:", f"        return {self.const(slow)}(g, L)"]
+            return "\n".join(lines) + "\n"
+        return self._lazy(name, write)
+
+    def function(self, fname: str, params: list[str], body: Src | None,
+                 slow: Callable[[Any, dict], Any]) -> None:
+        """The positional twin of a rules function, sharing the runtime's memo of results."""
+        gname = self.functions.setdefault(fname, f"F{len(self.functions)}")
+        key = self.const(fname)
+        args = ", ".join(local(p) for p in params)
+        sig = f"g, {args}" if params else "g"
+        keyt = f"({key}, {args},)" if params else f"({key},)"
+        if body is None:  # no generated body: go through the runtime with the closure
+            slow_name = self.const(slow)
+            call = f"{slow_name}(g, {{{', '.join(f'{p!r}: {local(p)}' for p in params)}}})"
+        else:
+            call = body[0]
+        source = (f"def {gname}({sig}):\n"
+                  f"    key = {keyt}\n"
+                  f"    memo = g._memo\n"
+                  f"    try:\n"
+                  f"        return memo[key]\n"
+                  f"    except KeyError:\n"
+                  f"        pass\n"
+                  f"    except TypeError:\n"  # a list argument cannot be remembered
+                  f"        return {call}\n"
+                  f"    value = {call}\n"
+                  f"    memo[key] = value\n"
+                  f"    return value\n")
+        self.env[gname] = self._lazy(gname, lambda: source)
+
+    def call(self, fname: str, args: list[str]) -> str:
+        """Source calling a rules function's positional twin."""
+        gname = self.functions.setdefault(fname, f"F{len(self.functions)}")
+        return f"{gname}(g{''.join(', ' + a for a in args)})"
+
+    def enumerator(self, action: str, params: list[tuple[str, Src, bool]], stages: list[Src | None],
+                   label: Src | None) -> Callable[[Any, str, list], None]:
+        """``enum(game, actor, out)`` appending every legal choice of one action to ``out``.
+
+        ``params`` are (name, domain source, value needs a copy); ``stages[i]`` is the
+        test once the first i parameters are bound (None: nothing to test).
+        """
+        name = f"enum{next(self._names)}"
+        lines = [f"def {name}(g, v_actor, out):"]
+        depth = 1
+
+        def emit(line: str) -> None:
+            lines.append("    " * depth + line)
+
+        def test(stage: Src | None, leave: str) -> None:
+            if stage is not None:
+                emit(f"if not ({stage[0]}):")
+                emit(f"    {leave}")
+
+        test(stages[0], "return")
+        for i, (pname, dom, _copy) in enumerate(params):
+            emit(f"for {local(pname)} in {dom[0]}:")
+            depth += 1
+            test(stages[i + 1], "continue")
+        args = ", ".join(f"{p!r}: " + (f"_copy({local(p)})" if copy else local(p)) for p, _d, copy in params)
+        lab = f"g.label_of({label[0]})" if label is not None else self.const(action)
+        emit(f"out.append({{'label': {lab}, 'value': {{'action': {self.const(action)}, 'args': {{{args}}}}}}})")
+        source = "\n".join(lines) + "\n"
+        return self._lazy(name, lambda: source)
+
+
+def union(srcs: Iterable[Src]) -> frozenset[str]:
+    """Every local read by any of ``srcs``."""
+    out: frozenset[str] = frozenset()
+    for _t, free in srcs:
+        out |= free
+    return out
