@@ -636,6 +636,7 @@ class _Builder:
             if fn is not None:
                 rs.scoring.metrics[mname] = fn
         c.check_signals()
+        c.fuse()
 
 
 def _get(data: Any, path: PathKey) -> Any:

@@ -111,6 +111,7 @@ class Procedure:
     code: list[OpFn] = field(default_factory=list)
     locs: list[Loc] = field(default_factory=list)
     loc: Loc | None = None
+    plans: list[Any] | None = None  # per statement, what it does (dsl/codegen.Plan), for generated Python
 
 
 @dataclass

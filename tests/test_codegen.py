@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from rulekit import program
+from rulekit import make_ruleset, program
 
 from interpreter import Game, LudusError, load_ruleset
 from interpreter.bots import RandomBot
@@ -121,3 +121,77 @@ def test_switching_generated_code_off_runs_closures_only(monkeypatch, tmp_path):
     assert game.glob["out"] == 3
     assert game.rs.codegen._sources == []
 
+
+
+def test_a_game_saved_by_one_way_resumes_identically_the_other_way(monkeypatch):
+    closures, generated = both(monkeypatch, "time_of_crisis")
+    game = Game.new(closures, 3, 9)
+    bots = {p: RandomBot(9, p) for p in game.players}
+    for _ in range(150):
+        p = game.deciders()[0]
+        game.apply(bots[p].choose(game, p), p)
+    saved = game.to_json()
+    ends = []
+    for rs in (closures, generated):
+        resumed = Game.resume(rs, json.loads(saved))
+        again = {p: RandomBot(10, p) for p in resumed.players}
+        for _ in range(300):
+            if resumed.over:
+                break
+            p = resumed.deciders()[0]
+            resumed.apply(again[p].choose(resumed, p), p)
+        ends.append((json.dumps(resumed.log), resumed.to_json()))
+    assert ends[0] == ends[1]
+
+
+PROCS = """
+procedures:
+  main:
+    source: T 2
+    do: |
+      call tally(3) as n
+      set out = n
+      call ask_one()
+  tally:
+    source: T 2
+    params: {k: int}
+    do: |
+      let total = 0
+      for each i in 1..k do
+        increase total by i
+      end
+      return total
+  ask_one:
+    source: T 2
+    do: |
+      choose c from [1, 2] by first(players)
+      set out = out + c
+  countdown:
+    source: T 2
+    params: {k: int}
+    do: |
+      if k > 0 then
+        call countdown(k - 1)
+      end
+"""
+
+
+def test_procedures_that_never_pause_become_plain_functions(tmp_path, monkeypatch):
+    monkeypatch.setenv("LUDUS_GENERATED", "on")
+    rules = "globals:\n  out:\n    source: T 2\n    type: int\n" + PROCS
+    rs = load_ruleset(make_ruleset(tmp_path, {"rules.yaml": rules}))
+    direct = [name for name in rs.codegen.env if name.startswith("P") and name[1:].isdigit()]
+    assert len(direct) == 1  # tally only: ask_one chooses, main calls it, countdown calls itself
+    game = Game.new(rs, 2, 1)
+    assert game.glob["out"] == 6  # 1 + 2 + 3, with no frame pushed for 'tally'
+    assert [f["proc"] for f in game.state["stack"]] == ["main", "ask_one"]
+    game.apply(1)
+    assert game.glob["out"] == 8
+
+
+@pytest.mark.parametrize("generated", ["on", "off"])
+def test_an_error_in_the_middle_of_a_run_of_statements_is_placed_at_its_statement(tmp_path, monkeypatch, generated):
+    monkeypatch.setenv("LUDUS_GENERATED", generated)
+    # the runtime raises this one without a place: it takes the place of the statement running
+    with pytest.raises(LudusError, match=r"rules\.yaml:14:7: error: 1 is not a zone"):
+        program(tmp_path, "let a = 1\nlet b = 2\nif a < b then\n  set out = a\nend\nshuffle out\nset out = 3")

@@ -39,6 +39,7 @@ import pickle
 import re
 import types
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import RuleFault
@@ -109,8 +110,8 @@ def _copy(value: Any) -> Any:
     return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-_BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs",
-             "Exception", "KeyError", "TypeError")
+_BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
+             "Exception", "KeyError", "TypeError", "ValueError", "IndexError", "AttributeError", "RecursionError")
 _HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
     "_next_in": _next_in, "_span": _span, "_copy": _copy, "_E": {}, "RuleFault": RuleFault,
@@ -263,3 +264,152 @@ def union(srcs: Iterable[Src]) -> frozenset[str]:
     for _t, free in srcs:
         out |= free
     return out
+
+
+# ------------------------------------------------------------------ statements
+@dataclass
+class Plan:
+    """What one compiled statement does, kept beside its instructions for generating Python.
+
+    ``kind`` is one of: ``op`` (a simple statement: call its instruction), ``let``, ``if``,
+    ``while``, ``repeat``, ``for``, ``break``, ``call``, ``return``, or ``pause`` (a choice,
+    the end of the game, or anything else that must run as instructions).
+    """
+
+    kind: str
+    at: int = 0  # index of the statement's first instruction (errors without a place take its place)
+    end: int = 0  # index just after its last instruction
+    fns: list[Any] = field(default_factory=list)  # expression functions it evaluates, in order
+    name: str = ""  # let / for variable, or the procedure called
+    bind: str | None = None  # where a call's result goes
+    names: list[str] = field(default_factory=list)  # a call's parameter names
+    blocks: list[list[Plan]] = field(default_factory=list)  # nested statements (branches, loop body)
+    ats: list[int] = field(default_factory=list)  # instructions whose place a test's errors take
+
+
+_RULE_ERRORS = "(KeyError, TypeError, ValueError, IndexError, AttributeError)"
+
+
+class StatementWriter:
+    """Writes Python for runs of statements that never pause (see Compiler.fuse).
+
+    A run becomes one instruction: it does what the instructions it replaces would do, in
+    the same order, calling the same runtime operations with the same places, then sets
+    the frame's next instruction to the one after the run. Runs contain no choice, so no
+    game is ever saved in the middle of one, and the continuation stays plain data. A
+    procedure that never pauses (nor calls one that does) becomes a plain Python function
+    that ``call`` runs without pushing a frame.
+    """
+
+    def __init__(self, gen: CodeGen, proc: str, code: list[Any], locs: list[Any], budget: int,
+                 direct: dict[str, str]) -> None:
+        self.gen = gen
+        self.proc = proc
+        self.code = code  # the procedure's instructions, before any run replaced one
+        self.locs = gen.const(locs)
+        self.budget = budget
+        self.direct = direct  # procedure -> global name of its direct function
+        self.loops = itertools.count()
+
+    def fusable(self, plan: Plan, depth: int, direct: bool) -> bool:
+        kind = plan.kind
+        if kind in ("op", "let"):
+            return True
+        if kind == "break":
+            return depth > 0
+        if kind == "return":
+            return direct
+        if kind == "call":
+            return plan.name in self.direct
+        if kind == "if":
+            return all(self.fusable(p, depth, direct) for b in plan.blocks for p in b)
+        if kind in ("while", "repeat", "for"):
+            return all(self.fusable(p, depth + 1, direct) for p in plan.blocks[0])
+        return False
+
+    def _runaway(self, pad: str, at: int) -> list[str]:
+        # a loop that never ends is reported at the loop (a repeat has no instruction of its
+        # own: at its first statement)
+        msg = self.gen.const(f"runaway rules in '{self.proc}': more than {self.budget} steps without a decision")
+        hint = self.gen.const("a loop never ends; check its 'until'/'while' condition")
+        return [f"{pad}_n += 1", f"{pad}if _n > {self.budget}:",
+                f"{pad}    raise RuleFault({msg}, {self.locs}[{at}], {hint})"]
+
+    def lines(self, plans: list[Plan], pad: str) -> list[str]:
+        out: list[str] = []
+        k = self.gen.const
+        for p in plans:
+            kind = p.kind
+            if kind == "op":
+                out += [f"{pad}_at = {p.at}", f"{pad}{k(self.code[p.at])}(g, fr)"]
+            elif kind == "let":
+                out += [f"{pad}_at = {p.at}", f"{pad}L[{p.name!r}] = {k(p.fns[0])}(g, L)"]
+            elif kind == "if":
+                depth = pad
+                for i, test in enumerate(p.fns):
+                    out += [f"{depth}_at = {p.ats[i]}", f"{depth}if {k(test)}(g, L):"]
+                    out += self.lines(p.blocks[i], depth + "    ") or [f"{depth}    pass"]
+                    out.append(f"{depth}else:")
+                    depth += "    "
+                rest = p.blocks[len(p.fns)] if len(p.blocks) > len(p.fns) else []
+                out += self.lines(rest, depth) or [f"{depth}pass"]
+            elif kind == "while":
+                out += [f"{pad}while True:", f"{pad}    _at = {p.ats[0]}",
+                        f"{pad}    if not {k(p.fns[0])}(g, L):", f"{pad}        break"]
+                out += self._runaway(pad + "    ", p.at) + self.lines(p.blocks[0], pad + "    ")
+            elif kind == "repeat":
+                out += [f"{pad}while True:"] + self._runaway(pad + "    ", p.at) + self.lines(p.blocks[0], pad + "    ")
+                out += [f"{pad}    _at = {p.ats[0]}", f"{pad}    if {k(p.fns[0])}(g, L):", f"{pad}        break"]
+            elif kind == "for":
+                item = f"_i{next(self.loops)}"
+                out += [f"{pad}_at = {p.ats[0]}", f"{pad}for {item} in list({k(p.fns[0])}(g, L)):",
+                        f"{pad}    L[{p.name!r}] = {item}"]
+                if p.fns[1] is not None:
+                    out += [f"{pad}    _at = {p.ats[1]}", f"{pad}    if not {k(p.fns[1])}(g, L):",
+                            f"{pad}        continue"]
+                out += self.lines(p.blocks[0], pad + "    ") or [f"{pad}    pass"]
+            elif kind == "break":
+                out.append(f"{pad}break")
+            elif kind == "call":
+                args = ", ".join(f"{n!r}: {k(a)}(g, L)" for n, a in zip(p.names, p.fns, strict=True))
+                out += [f"{pad}_at = {p.at}", f"{pad}_r = {self.direct[p.name]}(g, {{{args}}})"]
+                if p.bind:
+                    out.append(f"{pad}L[{p.bind!r}] = _r")
+            elif kind == "return":
+                value = f"{k(p.fns[0])}(g, L)" if p.fns and p.fns[0] is not None else "None"
+                out += [f"{pad}_at = {p.at}", f"{pad}return {value}"]
+            else:  # pragma: no cover - fusable() keeps these out
+                raise AssertionError(kind)
+        return out
+
+    def _wrap(self, head: list[str], body: list[str], tail: list[str], first: int) -> str:
+        locs = self.locs
+        lines = head + [f"    _at = {first}", "    _n = 0", "    try:"] + body + [
+            "    except RuleFault as _f:",
+            "        if _f.loc is None:",
+            f"            _f.loc = {locs}[_at]",
+            "        raise",
+            "    except RecursionError:",
+            f"        raise RuleFault({self.gen.const('rules nested too deeply (a function calls itself without end?)')}, "
+            f"{locs}[_at]) from None",
+            f"    except {_RULE_ERRORS} as _e:",
+            f"        raise RuleFault('rule failed: ' + type(_e).__name__ + ': ' + str(_e), {locs}[_at]) from None",
+        ] + tail
+        return "\n".join(lines) + "\n"
+
+    def run(self, plans: list[Plan]) -> Callable[[Any, dict], None]:
+        """One instruction doing ``plans`` (consecutive statements) and moving on past them."""
+        name = f"run{next(self.gen._names)}"
+        end = plans[-1].end
+
+        def write() -> str:
+            return self._wrap([f"def {name}(g, fr):", "    L = fr['locals']"], self.lines(plans, "        "),
+                              [f"    fr['pc'] = {end}"], plans[0].at)
+        return self.gen._lazy(name, write)
+
+    def procedure(self, gname: str, plans: list[Plan]) -> None:
+        """The direct function of a procedure that never pauses: ``fn(game, args) -> result``."""
+        def write() -> str:
+            return self._wrap([f"def {gname}(g, L):", "    fr = {'locals': L}"], self.lines(plans, "        "),
+                              ["    return None"], plans[0].at if plans else 0)
+        self.gen.env[gname] = self.gen._lazy(gname, write)

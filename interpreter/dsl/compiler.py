@@ -37,7 +37,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .codegen import CodeGen, Src, enabled, local, union
+from .codegen import CodeGen, Plan, Src, StatementWriter, enabled, local, union
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -116,6 +116,41 @@ class Compiler:
             if name not in self.signals:
                 self.diags.append(Diagnostic(loc, f"no rule signals '{name}', so this modifier would never end",
                                              did_you_mean(name, self.signals) or f"add 'signal {name}' where it ends"))
+
+    # ------------------------------------------------------------ generated statements
+    def fuse(self) -> None:
+        """Generate Python for the statements once every procedure is compiled.
+
+        A procedure that never pauses (no choice, no end of the game, and calls only such
+        procedures; not recursive) gets a direct function, so ``call`` runs it without a
+        frame; in every procedure, each run of consecutive statements that never pause
+        becomes one instruction (see codegen.StatementWriter).
+        """
+        if not self.generate:
+            return
+        rs = self.rs
+        procs = list(rs.procedures.values()) + [a.proc for a in rs.actions.values()]
+        facts: dict[str, tuple[bool, set[str]]] = {}
+        for proc in procs:
+            if proc.plans is not None:
+                facts[proc.name] = _pause_facts(proc.plans)
+        direct: set[str] = set()
+        grew = True
+        while grew:  # least fixed point: a procedure on a cycle of calls is never direct
+            grew = False
+            for name, (no_pause, callees) in facts.items():
+                if name not in direct and name in rs.procedures and name not in ("setup", "main") \
+                        and no_pause and callees <= direct:
+                    direct.add(name)
+                    grew = True
+        names = {n: f"P{i}" for i, n in enumerate(sorted(direct))}
+        for proc in procs:
+            if proc.plans is None:
+                continue
+            w = StatementWriter(self.gen, proc.name, list(proc.code), proc.locs, rs.step_budget, names)
+            if proc.name in direct:
+                w.procedure(names[proc.name], proc.plans)
+            _fuse_runs(w, proc.plans, proc.code)
 
     # ------------------------------------------------------------ diagnostics
     def loc(self, pos: A.Pos) -> Loc:
@@ -223,7 +258,7 @@ class Compiler:
             self._syntax(exc)
             return
         b = _Builder(self, proc)
-        b.block(stmts, dict(scope))
+        proc.plans = b.block(stmts, dict(scope))
         b.finish()
 
     # ------------------------------------------------------------ expressions
@@ -349,8 +384,15 @@ class Compiler:
             self.err(n.pos, f"{kind.name} has no field or zone '{name}'", did_you_mean(name, choices))
             raise _Abort
         if t in (T.ANY,) or (T.is_ent(t) and T.arg(t) == "*"):
-            return self.py(lambda g, L: g.get_attr(obj(g, L), name, loc),
-                           f"g.get_attr({{0}}, {self.k(name)}, None)", obj), T.ANY
+            # Read as an entity's field first: anything else (a map, 'id', a zone of the
+            # entity) makes the generated code fall back to this closure, which knows them all.
+            if name == "id":
+                text = f"g.get_attr({{0}}, {self.k(name)}, None)"
+            elif isinstance(n.obj, A.Index) and isinstance(n.obj.obj, A.Name) and n.obj.obj.name in self.rs.tables:
+                text = f"{{0}}[{self.k(name)}]"  # a field of a table's row
+            else:
+                text = f"g.ents[{{0}}][{self.k(name)}]"
+            return self.py(lambda g, L: g.get_attr(obj(g, L), name, loc), text, obj), T.ANY
         self.err(n.pos, f"wrong type: cannot read '.{name}' of {T.describe(t)}")
         raise _Abort
 
@@ -744,6 +786,7 @@ class _Builder:
         self.loops: list[list[int]] = []  # per open loop: indexes of 'break' jumps to patch
         self.loop_ends: list[str] = []
         self.counter = 0
+        self.plan: Plan | None = None  # set by a statement that is not a simple one (see block)
 
     def emit(self, op: OpFn | None, pos: A.Pos) -> int:
         self.code.append(op)
@@ -760,10 +803,19 @@ class _Builder:
         self.proc.code = [op if op is not None else _nop for op in self.code]
         self.proc.locs = self.locs
 
-    def block(self, stmts: list[A.Node], scope: Scope) -> None:
+    def block(self, stmts: list[A.Node], scope: Scope) -> list[Plan]:
+        plans: list[Plan] = []
         for s in stmts:
+            start = self.here()
+            self.plan = None
             with contextlib.suppress(_Abort):  # already reported; keep checking the next statements
                 getattr(self, "s_" + type(s).__name__)(s, scope)
+            end = self.here()
+            # a statement of one instruction is a simple one, unless it said otherwise
+            plan = self.plan if self.plan is not None else Plan("op" if end - start == 1 else "pause")
+            plan.at, plan.end = start, end
+            plans.append(plan)
+        return plans
 
     # --------------------------------------------------------- simple statements
     def s_Pass(self, s: A.Pass, scope: Scope) -> None:
@@ -779,6 +831,7 @@ class _Builder:
         def let(g: Any, fr: dict) -> None:
             fr["locals"][name] = fn(g, fr["locals"])
         self.emit(let, s.pos)
+        self.plan = Plan("let", name=name, fns=[fn])
 
     def s_Set(self, s: A.Set, scope: Scope) -> None:
         c = self.c
@@ -954,6 +1007,7 @@ class _Builder:
     def s_GameOver(self, s: A.GameOver, scope: Scope) -> None:
         fn = self.c.expr(s.reason, scope)[0] if s.reason is not None else None
         self.emit(lambda g, fr: g.finish(g.label_of(fn(g, fr["locals"])) if fn else "game over"), s.pos)
+        self.plan = Plan("pause")  # the rules stop here
 
     def s_Signal(self, s: A.Signal, scope: Scope) -> None:
         name = s.name
@@ -996,6 +1050,7 @@ class _Builder:
             L = fr["locals"]
             g.ask(by(g, L), options(g, L), var, L, prompt(g, L) if prompt else None, label, loc, secret)
         self.emit(choose, s.pos)
+        self.plan = Plan("pause")
 
     def s_ChooseAction(self, s: A.ChooseAction, scope: Scope) -> None:
         c = self.c
@@ -1009,6 +1064,7 @@ class _Builder:
             scope[bind] = T.ANY
         loc = c.loc(s.pos)
         self.emit(lambda g, fr: g.ask_action(by(g, fr["locals"]), group, bind, loc), s.pos)
+        self.plan = Plan("pause")
 
     def s_Secret(self, s: A.Secret, scope: Scope) -> None:
         players_fn, pt = self.c.expr(s.players, scope)
@@ -1030,6 +1086,7 @@ class _Builder:
             L = fr["locals"]
             g.ask_secret(list(players_fn(g, L)), pvar, options, var, L, prompt, label, loc)
         self.emit(secret, s.pos)
+        self.plan = Plan("pause")
 
     # --------------------------------------------------------- control flow
     def _jump_if_false(self, test: ExprFn) -> Callable[[int], OpFn]:
@@ -1048,51 +1105,58 @@ class _Builder:
 
     def s_If(self, s: A.If, scope: Scope) -> None:
         ends: list[int] = []
+        plan = Plan("if")
         for test_node, body in s.branches:
             try:
                 test = self.c.want(test_node, scope, T.BOOL, "an 'if' condition")
             except _Abort:
                 test = lambda g, L: False  # noqa: E731 - keeps compiling the body to report more errors
             jif = self.emit(None, test_node.pos)
-            self.block(body, scope)
+            plan.fns.append(test)
+            plan.ats.append(jif)
+            plan.blocks.append(self.block(body, scope))
             ends.append(self.emit(None, s.pos))
             self.patch(jif, self._jump_if_false(test)(self.here()))
         if s.other is not None:
-            self.block(s.other, scope)
+            plan.blocks.append(self.block(s.other, scope))
         end = self.here()
         for i in ends:
             self.patch(i, self._jump(end))
+        self.plan = plan
 
-    def _loop(self, body: Callable[[], None]) -> list[int]:
+    def _loop(self, body: Callable[[], list[Plan]]) -> tuple[list[int], list[Plan]]:
         self.loops.append([])
-        body()
-        return self.loops.pop()
+        plans = body()
+        return self.loops.pop(), plans
 
     def s_While(self, s: A.While, scope: Scope) -> None:
         top = self.here()
         test = self.c.want(s.test, scope, T.BOOL, "a 'while' condition")
         jif = self.emit(None, s.pos)
-        breaks = self._loop(lambda: self.block(s.body, scope))
+        breaks, body = self._loop(lambda: self.block(s.body, scope))
         self.emit(self._jump(top), s.pos)
         end = self.here()
         self.patch(jif, self._jump_if_false(test)(end))
         for b in breaks:
             self.patch(b, self._jump(end))
+        self.plan = Plan("while", fns=[test], blocks=[body], ats=[jif])
 
     def s_Repeat(self, s: A.Repeat, scope: Scope) -> None:
         top = self.here()
-        breaks = self._loop(lambda: self.block(s.body, scope))
+        breaks, body = self._loop(lambda: self.block(s.body, scope))
         test = self.c.want(s.until, scope, T.BOOL, "an 'until' condition")
-        self.emit(self._jump_if_false(test)(top), s.until.pos)
+        until = self.emit(self._jump_if_false(test)(top), s.until.pos)
         end = self.here()
         for b in breaks:
             self.patch(b, self._jump(end))
+        self.plan = Plan("repeat", fns=[test], blocks=[body], ats=[until])
 
     def s_Break(self, s: A.Break, scope: Scope) -> None:
         if not self.loops:
             self.c.err(s.pos, "'break' outside a loop")
             raise _Abort
         self.loops[-1].append(self.emit(None, s.pos))
+        self.plan = Plan("break")
 
     def s_For(self, s: A.For, scope: Scope) -> None:
         c = self.c
@@ -1110,10 +1174,10 @@ class _Builder:
         def init(g: Any, fr: dict) -> None:
             L = fr["locals"]
             L[it] = [list(seq(g, L)), 0]
-        self.emit(init, s.pos)
+        first = self.emit(init, s.pos)
         top = self.here()
         nxt = self.emit(None, s.pos)
-        breaks = self._loop(lambda: self.block(s.body, scope))
+        breaks, body = self._loop(lambda: self.block(s.body, scope))
         self.emit(self._jump(top), s.pos)
         end = self.here()
 
@@ -1138,6 +1202,7 @@ class _Builder:
         self.patch(exit_op_index, drop_iter)
         for b in breaks:
             self.patch(b, self._jump(exit_op_index))
+        self.plan = Plan("for", name=var, fns=[seq, where], blocks=[body], ats=[first, nxt])
 
     def s_CallProc(self, s: A.CallProc, scope: Scope) -> None:
         c = self.c
@@ -1158,10 +1223,12 @@ class _Builder:
             L = fr["locals"]
             g.push(name, {p: a(g, L) for p, a in zip(pnames, args, strict=True)}, bind, loc)
         self.emit(call, s.pos)
+        self.plan = Plan("call", name=name, fns=list(args), names=pnames, bind=bind)
 
     def s_Return(self, s: A.Return, scope: Scope) -> None:
         fn = self.c.expr(s.value, scope)[0] if s.value is not None else None
         self.emit(lambda g, fr: g.ret(fn(g, fr["locals"]) if fn else None), s.pos)
+        self.plan = Plan("return", fns=[fn])
 
     # --------------------------------------------------------- modifiers
     def s_Modify(self, s: A.Modify, scope: Scope) -> None:
@@ -1240,6 +1307,39 @@ def _joined(origin: TextOrigin, text: str) -> Any:
         else:
             col += 1
     return _JoinedOrigin(origin, places)
+
+
+def _pause_facts(plans: list[Plan]) -> tuple[bool, set[str]]:
+    """Whether these statements never pause by themselves, and the procedures they call."""
+    no_pause, callees = True, set()
+    for p in plans:
+        if p.kind == "pause":
+            no_pause = False
+        elif p.kind == "call":
+            callees.add(p.name)
+        for b in p.blocks:
+            ok, more = _pause_facts(b)
+            no_pause = no_pause and ok
+            callees |= more
+    return no_pause, callees
+
+
+def _fuse_runs(w: StatementWriter, plans: list[Plan], code: list[OpFn]) -> None:
+    """Replace the first instruction of each run of statements that never pause by the whole run."""
+    run: list[Plan] = []
+
+    def flush() -> None:
+        if run and run[-1].end - run[0].at > 1:  # one instruction alone gains nothing
+            code[run[0].at] = w.run(list(run))
+        run.clear()
+    for p in plans:
+        if w.fusable(p, 0, False):
+            run.append(p)
+        else:
+            flush()
+            for b in p.blocks:
+                _fuse_runs(w, b, code)
+    flush()
 
 
 def _const_text(text: str) -> Callable[[Any, dict], str]:
