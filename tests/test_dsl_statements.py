@@ -32,6 +32,21 @@ def test_control_flow(tmp_path):
     assert game.glob["out"] == [[1, 0, 5], -1]
 
 
+@pytest.mark.parametrize("generated", ["on", "off"])
+def test_setting_a_global_forgets_function_results_computed_from_its_old_value(tmp_path, monkeypatch, generated):
+    monkeypatch.setenv("LUDUS_GENERATED", generated)
+    extra = """
+    functions:
+      twice:
+        source: T 2
+        returns: int
+        expr: n * 2
+    """
+    game = program(tmp_path, "set n = twice()\nlet m = twice()\nset out = m", globals_={"n": ("int", 1)}, extra=extra)
+    assert game.glob["n"] == 2
+    assert game.glob["out"] == 4  # not the 2 remembered while n was still 1
+
+
 def test_loops_iterate_over_a_snapshot_and_leave_no_iterator_behind(tmp_path):
     game = program(tmp_path, """
         for each c in deck do

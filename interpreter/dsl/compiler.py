@@ -853,10 +853,7 @@ class _Builder:
 
             def set_var(g: Any, fr: dict) -> None:
                 L = fr["locals"]
-                store = L
-                if kind == "global":
-                    store = g.glob
-                    g._changed()
+                store = g.glob if kind == "global" else L
                 v = fn(g, L)
                 if op == "=":
                     store[name] = v
@@ -865,6 +862,10 @@ class _Builder:
                     if not isinstance(cur, int):
                         raise _fault(f"cannot {'increase' if op == '+' else 'decrease'} '{name}': it is {g.label_of(cur)}", loc)
                     store[name] = cur + v if op == "+" else cur - v
+                if kind == "global":
+                    # after the value is computed: results remembered while computing it
+                    # were read from the old value
+                    g._changed()
             self.emit(set_var, s.pos)
             return
         target = s.target
