@@ -183,6 +183,8 @@ class Ruleset:
     step_budget: int = 200_000
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
+    # facts the runtime derives from the ruleset alone, computed when first needed (see Game.kind_ids)
+    derived: dict[Any, Any] = field(default_factory=dict)
 
     def seat_names(self, players: int) -> list[str]:
         """The seats of a game with this many players, in turn order."""

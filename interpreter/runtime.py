@@ -548,10 +548,20 @@ class Game:
         raise RuleFault(f"{self.label_of(v)} is not a per-player map", loc)
 
     def kind_ids(self, kind: str) -> list[str]:
+        """Every entity of ``kind``, in the order the entities were made."""
         if self._kind_index is None:
-            idx: dict[str, list[str]] = {}
-            for eid, e in self.ents.items():
-                idx.setdefault(e["kind"], []).append(eid)
+            # Games of one ruleset mostly hold the same entities (those of the ruleset and of
+            # its set-up), so the index is shared between games with the same entity list:
+            # every new game, copy or look-ahead would otherwise rebuild it.
+            key = tuple(self.ents)
+            known: dict[tuple[str, ...], dict[str, list[str]]] = self.rs.derived.setdefault("kind_index", {})
+            idx = known.get(key)
+            if idx is None:
+                idx = {}
+                for eid, e in self.ents.items():
+                    idx.setdefault(e["kind"], []).append(eid)
+                if len(known) < 32:  # a few entity lists recur; rules that create many just rebuild
+                    known[key] = idx
             self._kind_index = idx
         return list(self._kind_index.get(kind, _EMPTY))
 

@@ -195,3 +195,40 @@ def test_an_error_in_the_middle_of_a_run_of_statements_is_placed_at_its_statemen
     # the runtime raises this one without a place: it takes the place of the statement running
     with pytest.raises(LudusError, match=r"rules\.yaml:14:7: error: 1 is not a zone"):
         program(tmp_path, "let a = 1\nlet b = 2\nif a < b then\n  set out = a\nend\nshuffle out\nset out = 3")
+
+
+LOOP_WITH_CHOICES = """
+let picked = []
+for each x in 1..6 where x % 2 == 0 do
+  choose c from [x, x * 10] by first(players)
+  set picked = picked + [c]
+  if c > 30 then
+    break
+  end
+end
+let n = 0
+repeat
+  increase n by 1
+  if n == 2 then
+    choose d from [1, 2] by first(players)
+    increase n by d
+  end
+until n > 4
+set out = [picked, n]
+"""
+
+
+@pytest.mark.parametrize("answers", [[0, 0, 0, 1], [1, 1, 0], [0, 1, 1]])
+def test_loops_with_choices_inside_run_the_same_both_ways_and_resume_from_saves(tmp_path, monkeypatch, answers):
+    outcomes = []
+    for generated in ("off", "on", "on-saved"):
+        monkeypatch.setenv("LUDUS_GENERATED", "off" if generated == "off" else "on")
+        game = program(tmp_path / generated, LOOP_WITH_CHOICES)
+        for a in answers:
+            if generated == "on-saved":  # through JSON at every pause: the place in the loop is data
+                game = Game.resume(game.rs, json.loads(game.to_json()))
+            game.apply(a)
+        outcomes.append((game.glob["out"], game.to_json(), json.dumps(game.log)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[2][:2] == outcomes[0][:2]  # a resumed game starts a new log; its state is the same
+    assert outcomes[0][0] is not None

@@ -33,6 +33,7 @@ a ruleset compiles nothing and a game compiles only what it runs.
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import os
 import pickle
@@ -132,6 +133,7 @@ class CodeGen:
         self._sources: list[tuple[Callable[[], str], types.FunctionType]] = []
         self._names = itertools.count()
         self.functions: dict[str, str] = {}  # rules function name -> its positional twin's global name
+        self.points: dict[str, str] = {}  # modifier point name -> its twin's global name
 
     # ------------------------------------------------------------ values in source
     def const(self, value: Any) -> str:
@@ -222,6 +224,22 @@ class CodeGen:
                   f"    return value\n")
         self.env[gname] = self._lazy(gname, lambda: source)
 
+    def point(self, pname: str, params: list[str], base: Src | None) -> None:
+        """The positional twin of a modifier point: its base alone while no modifier is active."""
+        gname = self.points.setdefault(pname, f"Q{len(self.points)}")
+        args = ", ".join(local(p) for p in params)
+        read = f"g.point({self.const(pname)}, [{args}])"
+        source = (f"def {gname}(g{''.join(', ' + local(p) for p in params)}):\n"
+                  f"    if g.state['modifiers']:\n"
+                  f"        return {read}\n"
+                  f"    return {base[0] if base is not None else read}\n")
+        self.env[gname] = self._lazy(gname, lambda: source)
+
+    def call_point(self, pname: str, args: list[str]) -> str:
+        """Source reading a modifier point through its twin."""
+        gname = self.points.setdefault(pname, f"Q{len(self.points)}")
+        return f"{gname}(g{''.join(', ' + a for a in args)})"
+
     def call(self, fname: str, args: list[str]) -> str:
         """Source calling a rules function's positional twin."""
         gname = self.functions.setdefault(fname, f"F{len(self.functions)}")
@@ -281,24 +299,29 @@ class Plan:
     end: int = 0  # index just after its last instruction
     fns: list[Any] = field(default_factory=list)  # expression functions it evaluates, in order
     name: str = ""  # let / for variable, or the procedure called
-    bind: str | None = None  # where a call's result goes
+    bind: str | None = None  # where a call's result goes; for a 'for', the local keeping its place
     names: list[str] = field(default_factory=list)  # a call's parameter names
     blocks: list[list[Plan]] = field(default_factory=list)  # nested statements (branches, loop body)
-    ats: list[int] = field(default_factory=list)  # instructions whose place a test's errors take
+    # instructions whose place a test's errors take; for a 'break', the instruction it goes to
+    ats: list[int] = field(default_factory=list)
 
 
 _RULE_ERRORS = "(KeyError, TypeError, ValueError, IndexError, AttributeError)"
 
 
 class StatementWriter:
-    """Writes Python for runs of statements that never pause (see Compiler.fuse).
+    """Writes Python for a procedure's statements (see Compiler.fuse).
 
-    A run becomes one instruction: it does what the instructions it replaces would do, in
-    the same order, calling the same runtime operations with the same places, then sets
-    the frame's next instruction to the one after the run. Runs contain no choice, so no
-    game is ever saved in the middle of one, and the continuation stays plain data. A
-    procedure that never pauses (nor calls one that does) becomes a plain Python function
-    that ``call`` runs without pushing a frame.
+    A *run* (the statements of a block from some statement to the block's end) becomes
+    one instruction doing what the instructions it replaces would do, in the same order,
+    calling the same runtime operations with the same places; ``if``, loops and direct
+    calls become Python control flow. When a statement pauses (a choice, a call of a
+    procedure that may pause, a return, the end of the game) the run stops right after
+    it with the frame's next instruction set exactly as the instructions would have left
+    it, so the game goes on instruction by instruction from there, through other runs,
+    and the continuation stays plain data. A loop over a list that may pause keeps its
+    place in the locals as the instructions do. A procedure that never pauses (nor calls
+    one that may) becomes a plain function that ``call`` runs without pushing a frame.
     """
 
     def __init__(self, gen: CodeGen, proc: str, code: list[Any], locs: list[Any], budget: int,
@@ -311,21 +334,12 @@ class StatementWriter:
         self.direct = direct  # procedure -> global name of its direct function
         self.loops = itertools.count()
 
-    def fusable(self, plan: Plan, depth: int, direct: bool) -> bool:
+    def may_pause(self, plan: Plan) -> bool:
+        """Whether control may leave the procedure's code at this statement (and resume after it)."""
         kind = plan.kind
-        if kind in ("op", "let"):
+        if kind in ("pause", "return") or (kind == "call" and plan.name not in self.direct):
             return True
-        if kind == "break":
-            return depth > 0
-        if kind == "return":
-            return direct
-        if kind == "call":
-            return plan.name in self.direct
-        if kind == "if":
-            return all(self.fusable(p, depth, direct) for b in plan.blocks for p in b)
-        if kind in ("while", "repeat", "for"):
-            return all(self.fusable(p, depth + 1, direct) for p in plan.blocks[0])
-        return False
+        return any(self.may_pause(p) for b in plan.blocks for p in b)
 
     def _runaway(self, pad: str, at: int) -> list[str]:
         # a loop that never ends is reported at the loop (a repeat has no instruction of its
@@ -335,7 +349,9 @@ class StatementWriter:
         return [f"{pad}_n += 1", f"{pad}if _n > {self.budget}:",
                 f"{pad}    raise RuleFault({msg}, {self.locs}[{at}], {hint})"]
 
-    def lines(self, plans: list[Plan], pad: str) -> list[str]:
+    def lines(self, plans: list[Plan], pad: str, loops: list[str | None]) -> list[str]:
+        """Python for ``plans``; ``loops`` holds, innermost last, each enclosing loop written
+        here: the local keeping its place (a loop over a list that may pause), else None."""
         out: list[str] = []
         k = self.gen.const
         for p in plans:
@@ -348,39 +364,75 @@ class StatementWriter:
                 depth = pad
                 for i, test in enumerate(p.fns):
                     out += [f"{depth}_at = {p.ats[i]}", f"{depth}if {k(test)}(g, L):"]
-                    out += self.lines(p.blocks[i], depth + "    ") or [f"{depth}    pass"]
+                    out += self.lines(p.blocks[i], depth + "    ", loops) or [f"{depth}    pass"]
                     out.append(f"{depth}else:")
                     depth += "    "
                 rest = p.blocks[len(p.fns)] if len(p.blocks) > len(p.fns) else []
-                out += self.lines(rest, depth) or [f"{depth}pass"]
+                out += self.lines(rest, depth, loops) or [f"{depth}pass"]
             elif kind == "while":
                 out += [f"{pad}while True:", f"{pad}    _at = {p.ats[0]}",
                         f"{pad}    if not {k(p.fns[0])}(g, L):", f"{pad}        break"]
-                out += self._runaway(pad + "    ", p.at) + self.lines(p.blocks[0], pad + "    ")
+                out += self._runaway(pad + "    ", p.at) + self.lines(p.blocks[0], pad + "    ", loops + [None])
             elif kind == "repeat":
-                out += [f"{pad}while True:"] + self._runaway(pad + "    ", p.at) + self.lines(p.blocks[0], pad + "    ")
+                out += [f"{pad}while True:"] + self._runaway(pad + "    ", p.at)
+                out += self.lines(p.blocks[0], pad + "    ", loops + [None])
                 out += [f"{pad}    _at = {p.ats[0]}", f"{pad}    if {k(p.fns[0])}(g, L):", f"{pad}        break"]
             elif kind == "for":
-                item = f"_i{next(self.loops)}"
-                out += [f"{pad}_at = {p.ats[0]}", f"{pad}for {item} in list({k(p.fns[0])}(g, L)):",
-                        f"{pad}    L[{p.name!r}] = {item}"]
-                if p.fns[1] is not None:
-                    out += [f"{pad}    _at = {p.ats[1]}", f"{pad}    if not {k(p.fns[1])}(g, L):",
-                            f"{pad}        continue"]
-                out += self.lines(p.blocks[0], pad + "    ") or [f"{pad}    pass"]
+                out += self._for(p, pad, loops)
             elif kind == "break":
-                out.append(f"{pad}break")
-            elif kind == "call":
+                if not loops:  # the loop is not written here: go on at its exit instruction
+                    out += [f"{pad}fr['pc'] = {p.ats[0]}", f"{pad}return"]
+                else:
+                    if loops[-1] is not None:
+                        out.append(f"{pad}L.pop({loops[-1]!r}, None)")
+                    out.append(f"{pad}break")
+            elif kind == "call" and p.name in self.direct:
                 args = ", ".join(f"{n!r}: {k(a)}(g, L)" for n, a in zip(p.names, p.fns, strict=True))
                 out += [f"{pad}_at = {p.at}", f"{pad}_r = {self.direct[p.name]}(g, {{{args}}})"]
                 if p.bind:
                     out.append(f"{pad}L[{p.bind!r}] = _r")
-            elif kind == "return":
+            elif kind == "return" and self.direct_mode:
                 value = f"{k(p.fns[0])}(g, L)" if p.fns and p.fns[0] is not None else "None"
                 out += [f"{pad}_at = {p.at}", f"{pad}return {value}"]
-            else:  # pragma: no cover - fusable() keeps these out
-                raise AssertionError(kind)
+            elif kind == "return":  # the frame ends: nothing of it runs after this
+                out += [f"{pad}_at = {p.at}", f"{pad}{k(self.code[p.at])}(g, fr)", f"{pad}return"]
+            else:  # a choice, a call that may pause, the end of the game: do it and stop here
+                out += [f"{pad}_at = {p.at}", f"{pad}{k(self.code[p.at])}(g, fr)",
+                        f"{pad}fr['pc'] = {p.end}", f"{pad}return"]
         return out
+
+    def _for(self, p: Plan, pad: str, loops: list[str | None]) -> list[str]:
+        k = self.gen.const
+        seq, where = p.fns
+        body = p.blocks[0]
+        if not any(self.may_pause(b) for b in body):
+            item = f"_i{next(self.loops)}"
+            out = [f"{pad}_at = {p.ats[0]}", f"{pad}for {item} in list({k(seq)}(g, L)):",
+                   f"{pad}    L[{p.name!r}] = {item}"]
+            if where is not None:
+                out += [f"{pad}    _at = {p.ats[1]}", f"{pad}    if not {k(where)}(g, L):", f"{pad}        continue"]
+            return out + (self.lines(body, pad + "    ", loops + [None]) or [f"{pad}    pass"])
+        # The body may pause: keep the loop's place in the locals, as the instructions do,
+        # so that after the pause they go on with the next item.
+        it = p.bind or ""
+        s = f"_s{next(self.loops)}"
+        test = f"{k(where)}(g, L)" if where is not None else "True"
+        out = [f"{pad}_at = {p.ats[0]}", f"{pad}L[{it!r}] = {s} = [list({k(seq)}(g, L)), 0]",
+               f"{pad}while True:",
+               f"{pad}    _at = {p.ats[1]}",
+               f"{pad}    _found = False",
+               f"{pad}    while {s}[1] < len({s}[0]):",
+               f"{pad}        L[{p.name!r}] = {s}[0][{s}[1]]",
+               f"{pad}        {s}[1] += 1",
+               f"{pad}        if {test}:",
+               f"{pad}            _found = True",
+               f"{pad}            break",
+               f"{pad}    if not _found:",
+               f"{pad}        del L[{it!r}]",
+               f"{pad}        break"]
+        return out + self.lines(body, pad + "    ", loops + [it])
+
+    direct_mode = False
 
     def _wrap(self, head: list[str], body: list[str], tail: list[str], first: int) -> str:
         locs = self.locs
@@ -398,18 +450,21 @@ class StatementWriter:
         return "\n".join(lines) + "\n"
 
     def run(self, plans: list[Plan]) -> Callable[[Any, dict], None]:
-        """One instruction doing ``plans`` (consecutive statements) and moving on past them."""
+        """One instruction doing ``plans`` (a block from one statement on) and moving on past them."""
         name = f"run{next(self.gen._names)}"
         end = plans[-1].end
 
         def write() -> str:
-            return self._wrap([f"def {name}(g, fr):", "    L = fr['locals']"], self.lines(plans, "        "),
+            return self._wrap([f"def {name}(g, fr):", "    L = fr['locals']"], self.lines(plans, "        ", []),
                               [f"    fr['pc'] = {end}"], plans[0].at)
         return self.gen._lazy(name, write)
 
     def procedure(self, gname: str, plans: list[Plan]) -> None:
         """The direct function of a procedure that never pauses: ``fn(game, args) -> result``."""
+        writer = copy.copy(self)
+        writer.direct_mode = True
+
         def write() -> str:
-            return self._wrap([f"def {gname}(g, L):", "    fr = {'locals': L}"], self.lines(plans, "        "),
-                              ["    return None"], plans[0].at if plans else 0)
+            return writer._wrap([f"def {gname}(g, L):", "    fr = {'locals': L}"],
+                                writer.lines(plans, "        ", []), ["    return None"], plans[0].at if plans else 0)
         self.gen.env[gname] = self.gen._lazy(gname, write)

@@ -123,8 +123,8 @@ class Compiler:
 
         A procedure that never pauses (no choice, no end of the game, and calls only such
         procedures; not recursive) gets a direct function, so ``call`` runs it without a
-        frame; in every procedure, each run of consecutive statements that never pause
-        becomes one instruction (see codegen.StatementWriter).
+        frame; in every procedure, the instruction where a block starts, or where the rules
+        go on after a pause, runs the rest of its block as one (see codegen.StatementWriter).
         """
         if not self.generate:
             return
@@ -144,6 +144,8 @@ class Compiler:
                     direct.add(name)
                     grew = True
         names = {n: f"P{i}" for i, n in enumerate(sorted(direct))}
+        for pname, pdef in rs.points.items():
+            self.gen.point(pname, list(pdef.params), self.src.get(pdef.base) if pdef.base is not None else None)
         for proc in procs:
             if proc.plans is None:
                 continue
@@ -541,8 +543,8 @@ class Compiler:
             args = self.check_args(n, list(point.params.items()), scope, f"modifier point '{name}'")
             def read(g: Any, L: dict) -> Any:
                 return g.point(name, [a(g, L) for a in args])
-            arg_text = ", ".join(f"{{{i}}}" for i in range(len(args)))
-            return self.py(read, f"g.point({self.k(name)}, [{arg_text}])", *args), point.type
+            text = self.gen.call_point(name, [f"{{{i}}}" for i in range(len(args))])
+            return self.py(read, text, *args), point.type
         if name in rs.procedures:
             self.err(n.pos, f"procedure '{name}' cannot be used in an expression",
                      f"write 'call {name}(...) as result' on its own line")
@@ -787,6 +789,7 @@ class _Builder:
         self.loop_ends: list[str] = []
         self.counter = 0
         self.plan: Plan | None = None  # set by a statement that is not a simple one (see block)
+        self.break_plans: dict[int, Plan] = {}  # instruction index of each 'break' -> its plan
 
     def emit(self, op: OpFn | None, pos: A.Pos) -> int:
         self.code.append(op)
@@ -1138,8 +1141,7 @@ class _Builder:
         self.emit(self._jump(top), s.pos)
         end = self.here()
         self.patch(jif, self._jump_if_false(test)(end))
-        for b in breaks:
-            self.patch(b, self._jump(end))
+        self._breaks_to(breaks, end)
         self.plan = Plan("while", fns=[test], blocks=[body], ats=[jif])
 
     def s_Repeat(self, s: A.Repeat, scope: Scope) -> None:
@@ -1148,16 +1150,21 @@ class _Builder:
         test = self.c.want(s.until, scope, T.BOOL, "an 'until' condition")
         until = self.emit(self._jump_if_false(test)(top), s.until.pos)
         end = self.here()
-        for b in breaks:
-            self.patch(b, self._jump(end))
+        self._breaks_to(breaks, end)
         self.plan = Plan("repeat", fns=[test], blocks=[body], ats=[until])
+
+    def _breaks_to(self, breaks: list[int], target: int) -> None:
+        for b in breaks:
+            self.patch(b, self._jump(target))
+            self.break_plans[b].ats = [target]
 
     def s_Break(self, s: A.Break, scope: Scope) -> None:
         if not self.loops:
             self.c.err(s.pos, "'break' outside a loop")
             raise _Abort
-        self.loops[-1].append(self.emit(None, s.pos))
-        self.plan = Plan("break")
+        index = self.emit(None, s.pos)
+        self.loops[-1].append(index)
+        self.plan = self.break_plans[index] = Plan("break")
 
     def s_For(self, s: A.For, scope: Scope) -> None:
         c = self.c
@@ -1201,9 +1208,8 @@ class _Builder:
         def drop_iter(g: Any, fr: dict) -> None:
             fr["locals"].pop(it, None)
         self.patch(exit_op_index, drop_iter)
-        for b in breaks:
-            self.patch(b, self._jump(exit_op_index))
-        self.plan = Plan("for", name=var, fns=[seq, where], blocks=[body], ats=[first, nxt])
+        self._breaks_to(breaks, exit_op_index)
+        self.plan = Plan("for", name=var, fns=[seq, where], blocks=[body], ats=[first, nxt], bind=it)
 
     def s_CallProc(self, s: A.CallProc, scope: Scope) -> None:
         c = self.c
@@ -1326,21 +1332,16 @@ def _pause_facts(plans: list[Plan]) -> tuple[bool, set[str]]:
 
 
 def _fuse_runs(w: StatementWriter, plans: list[Plan], code: list[OpFn]) -> None:
-    """Replace the first instruction of each run of statements that never pause by the whole run."""
-    run: list[Plan] = []
-
-    def flush() -> None:
-        if run and run[-1].end - run[0].at > 1:  # one instruction alone gains nothing
-            code[run[0].at] = w.run(list(run))
-        run.clear()
+    """Make the first instruction of a block, and of each statement after one that may pause,
+    run the rest of the block (the places where instructions are entered one by one)."""
+    for i in range(len(plans)):
+        if i == 0 or w.may_pause(plans[i - 1]):
+            run = plans[i:]
+            if run[-1].end - run[0].at > 1:  # one instruction alone gains nothing
+                code[run[0].at] = w.run(run)
     for p in plans:
-        if w.fusable(p, 0, False):
-            run.append(p)
-        else:
-            flush()
-            for b in p.blocks:
-                _fuse_runs(w, b, code)
-    flush()
+        for b in p.blocks:
+            _fuse_runs(w, b, code)
 
 
 def _const_text(text: str) -> Callable[[Any, dict], str]:
