@@ -142,35 +142,44 @@ class SourceMap:
         self._keys: dict[PathKey, Loc] = {}
         self._texts: dict[PathKey, TextOrigin] = {}
         self._raw: tuple[Any, ...] | None = None  # the compact form, while not converted
+        # Entries by path prefix, by prefix length, for graft(); dropped whenever the tables are
+        # handed out (which any change of them goes through).
+        self._index: dict[int, dict[PathKey, tuple[list[Any], list[Any], list[Any]]]] = {}
 
     @property
     def values(self) -> dict[PathKey, Loc]:
         self._convert_all()
+        self._index = {}
         return self._values
 
     @values.setter
     def values(self, table: dict[PathKey, Loc]) -> None:
         self._convert_all()
+        self._index = {}
         self._values = table
 
     @property
     def keys(self) -> dict[PathKey, Loc]:
         self._convert_all()
+        self._index = {}
         return self._keys
 
     @keys.setter
     def keys(self, table: dict[PathKey, Loc]) -> None:
         self._convert_all()
+        self._index = {}
         self._keys = table
 
     @property
     def texts(self) -> dict[PathKey, TextOrigin]:
         self._convert_all()
+        self._index = {}
         return self._texts
 
     @texts.setter
     def texts(self, table: dict[PathKey, TextOrigin]) -> None:
         self._convert_all()
+        self._index = {}
         self._texts = table
 
     def __eq__(self, other: object) -> bool:
@@ -233,13 +242,34 @@ class SourceMap:
     def graft(self, other: SourceMap, src: PathKey, dst: PathKey) -> None:
         """Copy positions under ``src`` in ``other`` to live under ``dst`` here."""
         n = len(src)
-        for mine, theirs in ((self.values, other.values), (self.keys, other.keys)):
-            for k, v in theirs.items():
-                if k[:n] == src:
-                    mine[dst + k[n:]] = v
-        for k, t in other.texts.items():
-            if k[:n] == src:
-                self.texts[dst + k[n:]] = t
+        found = other._prefixed(n).get(tuple(src))
+        if found is None:
+            return
+        tables: tuple[dict[PathKey, Any], ...] = (self.values, self.keys, self.texts)
+        for mine, theirs in zip(tables, found, strict=True):
+            for k, v in theirs:
+                mine[dst + k[n:]] = v
+
+    def _prefixed(self, n: int) -> dict[PathKey, tuple[list[Any], list[Any], list[Any]]]:
+        """The entries (values, keys, texts) by their first ``n`` path steps.
+
+        A ruleset file's entries are grafted one id at a time: grouping them once makes that
+        one pass over the file's map instead of one per id.
+        """
+        index = self._index.get(n)
+        if index is None:
+            self._convert_all()
+            index = {}
+            tables: tuple[dict[PathKey, Any], ...] = (self._values, self._keys, self._texts)
+            for i, table in enumerate(tables):
+                for k, v in table.items():
+                    if len(k) >= n:
+                        group = index.get(k[:n])
+                        if group is None:
+                            group = index[k[:n]] = ([], [], [])
+                        group[i].append((k, v))
+            self._index[n] = index
+        return index
 
     # ------------------------------------------------------------ compact form (load cache)
     def dump(self) -> tuple[Any, ...]:
@@ -346,8 +376,18 @@ def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check t
     return load_yaml_text(text, str(p), root)
 
 
-def load_yaml_text(text: str, filename: str, root: PathKey = ()) -> tuple[Any, SourceMap]:
-    """Parse YAML ``text`` (named ``filename`` in messages)."""
+def load_yaml_text(text: str, filename: str, root: PathKey = (), *, fast: bool = True) -> tuple[Any, SourceMap]:
+    """Parse YAML ``text`` (named ``filename`` in messages).
+
+    The fast reader (ruamel's C parser, see :func:`_read_fast`) reads the plain YAML rule files
+    are made of; whatever it leaves aside (errors, anchors, tags, unusual scalars) is read by
+    ruamel's round-trip loader, which also words every error. Both give the same data and the
+    same :class:`SourceMap`; ``fast=False`` uses the round-trip loader alone.
+    """
+    if fast:
+        done = _read_fast(text, filename, root)
+        if done is not None:
+            return done
     try:
         doc = _yaml().load(text)
     except _ruamel().MarkedYAMLError as exc:
@@ -541,3 +581,220 @@ def _convert(node: Any, path: PathKey, smap: SourceMap, filename: str, lines: li
     if isinstance(node, float):
         return float(node)
     return str(node)
+
+
+def _inline_places(value: str, lines: list[str], line0: int, col0: int, quote: str) -> CharPlaces | None:
+    """:func:`_inline_chars` as :class:`CharPlaces`, without the walk when the text is written as read.
+
+    Most scalars sit on one line and contain no escape, doubled quote or folding: their
+    characters are then consecutive columns from the first one, which is what the walk finds.
+    """
+    q = 1 if quote else 0
+    if value and line0 < len(lines) and lines[line0][col0 + q:col0 + q + len(value)] == value \
+            and not (quote == '"' and "\\" in value) and not (quote == "'" and "'" in value):
+        return CharPlaces((0,), ((line0 + 1, col0 + q + 1),), len(value))
+    return CharPlaces.of(_inline_chars(value, lines, line0, col0, quote))
+
+
+# ---------------------------------------------------------------------------- fast reader
+class _Unsupported(Exception):
+    """The fast reader met something it leaves to the round-trip loader."""
+
+
+_FAST: Any = None  # the C parser and what goes with it; False when ruamel.yaml.clib is missing
+_STR, _NULL, _BOOL, _INT = ("tag:yaml.org,2002:" + t for t in ("str", "null", "bool", "int"))
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_KEY_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_NOT_PLAIN = object()  # a plain scalar the fast reader does not construct itself
+
+
+def _fast() -> Any:
+    """ruamel.yaml.clib's parser, event classes and a YAML 1.2 resolver; False when not installed."""
+    global _FAST
+    if _FAST is None:
+        try:
+            from _ruamel_yaml import CParser
+        except ImportError:  # an optional speed-up: without it every file takes the full reader
+            _FAST = False
+            return _FAST
+        from ruamel.yaml import events as E
+        from ruamel.yaml.nodes import ScalarNode
+        from ruamel.yaml.resolver import VersionedResolver
+
+        resolver = VersionedResolver()
+        _FAST = SimpleNamespace(
+            CParser=CParser, Scalar=E.ScalarEvent, MapStart=E.MappingStartEvent, MapEnd=E.MappingEndEvent,
+            SeqStart=E.SequenceStartEvent, SeqEnd=E.SequenceEndEvent, DocStart=E.DocumentStartEvent,
+            DocEnd=E.DocumentEndEvent, StreamEnd=E.StreamEndEvent, StreamStart=E.StreamStartEvent,
+            resolve=lambda value: str(getattr(t := resolver.resolve(ScalarNode, value, (True, False)), "value", t)),
+            plain={})
+    return _FAST
+
+
+def _plain_value(F: Any, value: str) -> Any:
+    """What the round-trip loader makes of a plain (unquoted) scalar, or ``_NOT_PLAIN``.
+
+    The same YAML 1.2 resolver decides the type; only text, null, booleans and decimal
+    integers are constructed here (floats, dates, octal or hex numbers go the full way).
+    """
+    tag = F.resolve(value)
+    if tag == _STR:
+        return value
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        return value in ("true", "True", "TRUE")
+    if tag == _INT and _DECIMAL.match(value):
+        return int(value)
+    return _NOT_PLAIN
+
+
+def _read_fast(text: str, filename: str, root: PathKey) -> tuple[Any, SourceMap] | None:
+    """Read ``text`` with the C parser: the same data and positions as the round-trip loader.
+
+    Returns None — and the caller uses the round-trip loader — when the C parser is not
+    installed, when the text has an error (so every message keeps its wording and place), or
+    when it uses something read here only approximately: anchors and aliases, tags, directives,
+    several documents, a key that is not a scalar or that appears twice, a value whose type
+    the resolver says is not text, null, a boolean or a decimal integer.
+    """
+    F = _fast()
+    if not F:
+        return None
+    smap = SourceMap()
+    try:
+        data = _FastReader(F, text, filename, smap).document(root)
+    except Exception:  # _Unsupported, or any error of the C parser: the full reader decides
+        return None
+    return data, smap
+
+
+class _FastReader:
+    """Plain data and positions from the C parser's events (the work of :func:`_convert`)."""
+
+    def __init__(self, F: Any, text: str, filename: str, smap: SourceMap) -> None:
+        self.F = F
+        self.get = F.CParser(text).get_event
+        self.filename = filename
+        self.lines = text.splitlines()
+        self.values, self.keys, self.texts = smap._values, smap._keys, smap._texts
+
+    def document(self, root: PathKey) -> Any:
+        F, get = self.F, self.get
+        if type(get()) is not F.StreamStart:
+            raise _Unsupported
+        self.values[root] = Loc(self.filename, 1, 1)
+        ev = get()
+        if type(ev) is F.StreamEnd:
+            return None
+        if type(ev) is not F.DocStart or ev.version is not None or ev.tags:
+            raise _Unsupported
+        data = self.node(get(), root, top=True)
+        if type(get()) is not F.DocEnd or type(get()) is not F.StreamEnd:
+            raise _Unsupported  # more than one document: the full reader says so
+        return data
+
+    def node(self, ev: Any, path: PathKey, top: bool = False) -> Any:
+        """The value that starts with event ``ev``; nested values' positions are noted."""
+        F = self.F
+        t = type(ev)
+        if ev.anchor is not None or getattr(ev, "tag", None) is not None:
+            raise _Unsupported
+        if t is F.MapStart:
+            return self.mapping(path)
+        if t is F.SeqStart:
+            return self.sequence(path)
+        if t is F.Scalar and top:
+            return self.scalar(ev)
+        raise _Unsupported  # an alias, or an event out of place
+
+    def scalar(self, ev: Any) -> Any:
+        if ev.anchor is not None or ev.tag is not None:
+            raise _Unsupported
+        value = ev.value
+        if ev.style:
+            return value  # quoted or block: always text
+        plain = self.F.plain
+        found = plain.get(value, plain)
+        if found is plain:
+            found = plain[value] = _plain_value(self.F, value)
+        if found is _NOT_PLAIN:
+            raise _Unsupported
+        return found
+
+    def note(self, value: Any, ev: Any, path: PathKey) -> None:
+        """Record a scalar's position, and for text where each character of it is."""
+        mark = ev.start_mark
+        line0, col0 = mark.line, mark.column
+        loc = Loc(self.filename, line0 + 1, col0 + 1)
+        self.values[path] = loc
+        if value.__class__ is not str:
+            return
+        style, lines = ev.style, self.lines
+        if style == ">":
+            indent = _block_indent(lines, line0, col0)
+            self.texts[path] = TextOrigin(Loc(self.filename, line0 + 2, indent), block=False, folded=True,
+                                          chars=CharPlaces.of(_folded_chars(lines, line0 + 1, indent)))
+        elif style == "|":
+            self.texts[path] = TextOrigin(Loc(self.filename, line0 + 2, _block_indent(lines, line0, col0)),
+                                          block=True)
+        elif style == '"' or style == "'":
+            self.texts[path] = TextOrigin(Loc(self.filename, line0 + 1, col0 + 2), block=False,
+                                          chars=_inline_places(value, lines, line0, col0, style))
+        else:
+            self.texts[path] = TextOrigin(loc, block=False, chars=_inline_places(value, lines, line0, col0, ""))
+
+    def mapping(self, path: PathKey) -> dict[str, Any]:
+        F, get, keys, values, filename = self.F, self.get, self.keys, self.values, self.filename
+        out: dict[str, Any] = {}
+        seen: set[Any] = set()  # the keys as YAML typed them: ruamel finds 1 and true the same key
+        while True:
+            kev = get()
+            if type(kev) is F.MapEnd:
+                return out
+            if type(kev) is not F.Scalar:
+                raise _Unsupported  # a key that is a list or a mapping
+            key = self.scalar(kev)
+            if key.__class__ is str:
+                k = key
+            elif key is None or key.__class__ is bool:
+                k = "true" if key is True else "false" if key is False else "None"
+            elif kev.value.__class__ is str and _KEY_INT.match(kev.value):
+                k = kev.value
+            else:
+                raise _Unsupported  # a signed number as a key: leave its spelling to the full reader
+            if k in out or key in seen:
+                raise _Unsupported  # a duplicate key: the full reader reports it
+            seen.add(key)
+            kpath = path + (k,)
+            mark = kev.start_mark
+            kloc = keys[kpath] = Loc(filename, mark.line + 1, mark.column + 1)
+            vev = get()
+            if type(vev) is F.Scalar:
+                value = self.scalar(vev)
+                if value is None:
+                    values[kpath] = kloc  # 'key:' with nothing after it
+                else:
+                    self.note(value, vev, kpath)
+                out[k] = value
+            else:
+                mark = vev.start_mark
+                values[kpath] = Loc(filename, mark.line + 1, mark.column + 1)
+                out[k] = self.node(vev, kpath)
+
+    def sequence(self, path: PathKey) -> list[Any]:
+        F, get, values, filename = self.F, self.get, self.values, self.filename
+        items: list[Any] = []
+        while True:
+            ev = get()
+            if type(ev) is F.SeqEnd:
+                return items
+            ipath = path + (len(items),)
+            if type(ev) is F.Scalar:
+                value = self.scalar(ev)
+                self.note(value, ev, ipath)
+                items.append(value)
+            else:
+                mark = ev.start_mark
+                values[ipath] = Loc(filename, mark.line + 1, mark.column + 1)
+                items.append(self.node(ev, ipath))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import pickle
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -31,10 +32,121 @@ class DslSyntaxError(Exception):
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The parser that builds a parse tree (with positions) for :func:`_build`."""
     from lark import Lark
 
     return Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
                 propagate_positions=True, maybe_placeholders=True, cache=True)
+
+
+class _Direct:
+    """A parser that builds the AST while it parses: no parse tree, no second walk.
+
+    Lark calls a callback at every reduction; with ``transformer=`` those are the methods of
+    :class:`_Builder`, given the rule's children as a parse tree would hold them. What Lark's
+    ``propagate_positions`` adds to a tree — a rule starts where its first child (token or
+    rule, including the keywords a tree leaves out) starts, and a rule that only passes its
+    single child on makes that child start where the rule does — is done here by one wrapper
+    around each reduction, which keeps the start of each value it built by the value's id
+    (with the value, so an id cannot be reused while the parse runs). That bookkeeping is
+    most of the time the tree took; the AST and every position are the same as
+    ``_build(_lark().parse(...))`` (a test compares them on every bundled rules text).
+
+    A :class:`_Builder` method that fails (a bad ``{...}`` in a string) does not stop the
+    parse: as with the tree, a syntax error later in the text is reported first; otherwise
+    the first such failure is raised when the parse is done.
+    """
+
+    def __init__(self) -> None:
+        from lark import Lark, Token, Tree
+
+        self.lock = threading.RLock()  # one parse at a time (a string's {...} parses inside one)
+        self.starts: dict[int, tuple[tuple[int, int], Any]] = {}
+        self.error: Exception | None = None
+        self.at: tuple[int, int] | None = None  # where the rule being reduced starts
+        builder = _Builder()
+        inline: dict[str, Any] = {name: self._method(builder, fn) for name, fn in _rules().items()}
+        inline["__default__"] = lambda data, children, meta: Tree(data, children)
+        self.lark = Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
+                         maybe_placeholders=True, cache=True, transformer=_Namespace(inline))
+        # The reduction callbacks Lark made from the transformer, by grammar rule (a Lark
+        # internal, checked here: without it, _direct() returns None and the tree is built).
+        callbacks = self.lark._callbacks
+        if not isinstance(callbacks, dict) or not callbacks:
+            raise TypeError("unexpected Lark internals")
+        for rule, cb in list(callbacks.items()):
+            if not isinstance(rule, str):
+                callbacks[rule] = self._positioned(cb, Token)
+
+    def _method(self, builder: _Builder, fn: Any) -> Any:
+        def method(children: list[Any]) -> Any:
+            try:
+                return fn(builder, self.at, children)
+            except Exception as exc:  # reported after the parse, like an error of _build
+                if self.error is None:
+                    self.error = exc
+                return None
+        return method
+
+    def _positioned(self, cb: Any, token: Any) -> Any:
+        def positioned(children: list[Any]) -> Any:
+            first = None
+            starts = self.starts
+            for c in children:
+                if isinstance(c, token):
+                    first = (c.line, c.column)
+                    break
+                known = starts.get(id(c))
+                if known is not None:
+                    first = known[0]
+                    break
+            self.at = first
+            res = cb(children)
+            if first is not None and not isinstance(res, token):
+                starts[id(res)] = (first, res)
+            return res
+        return positioned
+
+    def parse(self, text: str, start: str) -> Any:
+        """The AST of ``text`` from rule ``start``; raises Lark's errors, then a builder's."""
+        with self.lock:
+            saved = self.starts, self.error
+            self.starts, self.error = {}, None
+            try:
+                result = self.lark.parse(text, start=start)
+                if self.error is not None:
+                    raise self.error
+                return result
+            finally:
+                self.starts, self.error = saved
+
+
+class _Namespace:
+    """Attributes from a dict (Lark looks transformer methods up by rule name)."""
+
+    def __init__(self, attrs: dict[str, Any]) -> None:
+        self.__dict__.update(attrs)
+
+
+_DIRECT: list[_Direct | None] = []
+
+
+def _direct() -> _Direct | None:
+    """The direct parser, or None if this Lark's internals are not the expected ones."""
+    if not _DIRECT:
+        try:
+            _DIRECT.append(_Direct())
+        except (AttributeError, TypeError):
+            _DIRECT.append(None)
+    return _DIRECT[0]
+
+
+def _parse(text: str, start: str, *, direct: bool = True) -> Any:
+    """The AST of ``text`` (rule ``start``); ``direct=False`` builds and walks the parse tree."""
+    parser = _direct() if direct else None
+    if parser is not None:
+        return parser.parse(text, start)
+    return _build(_lark().parse(text, start=start))
 
 
 _FRIENDLY = {
@@ -138,10 +250,9 @@ def _parse_block(text: str) -> list[A.Node]:
     from lark.exceptions import UnexpectedInput
 
     try:
-        tree = _lark().parse(text, start="start")
+        return list(_parse(text, "start"))
     except UnexpectedInput as exc:
         raise _syntax_error(exc, text) from None
-    return list(_build(tree))
 
 
 def _build(tree: Tree) -> Any:
@@ -181,14 +292,13 @@ def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
     from lark.exceptions import UnexpectedInput
 
     try:
-        tree = _lark().parse(text, start="expr")
+        node = _parse(text, "expr")
     except UnexpectedInput as exc:
         err = _syntax_error(exc, text)
         if err.line <= 1:
             err.col += col - 1
         err.line += line - 1
         raise err from None
-    node = _build(tree)
     if (line, col) != (1, 1):
         for sub in A.walk(node):
             ln, cl = sub.pos
@@ -197,6 +307,9 @@ def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
 
 
 def _pos(meta: Any) -> A.Pos:
+    """Where a rule starts: from Lark's tree meta, or the (line, col) the direct parser gives."""
+    if meta.__class__ is tuple:
+        return (meta[0] or 1, meta[1] or 1)
     return (getattr(meta, "line", 1) or 1, getattr(meta, "column", 1) or 1)
 
 
@@ -330,6 +443,8 @@ class _Builder:
         return A.Unary(_pos(meta), "not", c[0])
 
     def _chain(self, meta, c, op=None):
+        if len(c) == 1:
+            return c[0]  # most expressions pass through every level of precedence alone
         from lark import Token
 
         node = c[0]
