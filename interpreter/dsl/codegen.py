@@ -34,19 +34,51 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import itertools
 import os
 import pickle
 import re
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import RuleFault
 
-# The Python text of an expression and the rules-language locals it reads.
-Src = tuple[str, frozenset[str]]
+
+class Src:
+    """The Python text of an expression and the rules-language locals it reads.
+
+    Both are worked out when first asked for (most expressions are only ever part of a
+    bigger one, and sources are compiled lazily), from a template whose ``{0}``, ``{1}``...
+    stand for the parts' texts. ``bound`` is a local the template itself binds (a query's
+    variable): it is not read from outside by the parts from ``bound_from`` on.
+    """
+
+    __slots__ = ("template", "parts", "own", "bound", "bound_from", "_text", "_free")
+
+    def __init__(self, template: str, parts: tuple[Src, ...] = (), own: frozenset[str] = frozenset(),
+                 bound: str | None = None, bound_from: int = 0) -> None:
+        self.template, self.parts, self.own = template, parts, own
+        self.bound, self.bound_from = bound, bound_from
+        self._text: str | None = None
+        self._free: frozenset[str] | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.template.format(*(p.text for p in self.parts)) if self.parts else self.template
+        return self._text
+
+    @property
+    def free(self) -> frozenset[str]:
+        if self._free is None:
+            free = self.own
+            for i, p in enumerate(self.parts):
+                free = free | (p.free - {self.bound} if self.bound is not None and i >= self.bound_from else p.free)
+            self._free = free
+        return self._free
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -62,6 +94,7 @@ def enabled() -> bool:
     return os.environ.get("LUDUS_GENERATED", "").strip().lower() not in ("off", "0", "no", "false")
 
 
+@functools.lru_cache(maxsize=4096)
 def local(name: str) -> str:
     """The Python name of a rules-language local."""
     if not _NAME.match(name):  # the grammar guarantees it; this keeps the guarantee local
@@ -190,7 +223,7 @@ class CodeGen:
         name = f"e{next(self._names)}"
 
         def write() -> str:
-            text, free = src
+            text, free = src.text, src.free
             lines = [f"def {name}(g, L):", "    try:"]
             lines += [f"        {local(v)} = L[{v!r}]" for v in sorted(free)]
             lines += [f"        return {text}", "    except Exception:", f"        return {self.const(slow)}(g, L)"]
@@ -209,7 +242,7 @@ class CodeGen:
             slow_name = self.const(slow)
             call = f"{slow_name}(g, {{{', '.join(f'{p!r}: {local(p)}' for p in params)}}})"
         else:
-            call = body[0]
+            call = body.text
         source = (f"def {gname}({sig}):\n"
                   f"    key = {keyt}\n"
                   f"    memo = g._memo\n"
@@ -232,7 +265,7 @@ class CodeGen:
         source = (f"def {gname}(g{''.join(', ' + local(p) for p in params)}):\n"
                   f"    if g.state['modifiers']:\n"
                   f"        return {read}\n"
-                  f"    return {base[0] if base is not None else read}\n")
+                  f"    return {base.text if base is not None else read}\n")
         self.env[gname] = self._lazy(gname, lambda: source)
 
     def call_point(self, pname: str, args: list[str]) -> str:
@@ -261,27 +294,21 @@ class CodeGen:
 
         def test(stage: Src | None, leave: str) -> None:
             if stage is not None:
-                emit(f"if not ({stage[0]}):")
+                emit(f"if not ({stage.text}):")
                 emit(f"    {leave}")
 
         test(stages[0], "return")
         for i, (pname, dom, _copy) in enumerate(params):
-            emit(f"for {local(pname)} in {dom[0]}:")
+            emit(f"for {local(pname)} in {dom.text}:")
             depth += 1
             test(stages[i + 1], "continue")
         args = ", ".join(f"{p!r}: " + (f"_copy({local(p)})" if copy else local(p)) for p, _d, copy in params)
-        lab = f"g.label_of({label[0]})" if label is not None else self.const(action)
+        lab = f"g.label_of({label.text})" if label is not None else self.const(action)
         emit(f"out.append({{'label': {lab}, 'value': {{'action': {self.const(action)}, 'args': {{{args}}}}}}})")
         source = "\n".join(lines) + "\n"
         return self._lazy(name, lambda: source)
 
 
-def union(srcs: Iterable[Src]) -> frozenset[str]:
-    """Every local read by any of ``srcs``."""
-    out: frozenset[str] = frozenset()
-    for _t, free in srcs:
-        out |= free
-    return out
 
 
 # ------------------------------------------------------------------ statements

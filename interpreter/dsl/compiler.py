@@ -37,7 +37,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .codegen import CodeGen, Plan, Src, StatementWriter, enabled, local, union
+from .codegen import CodeGen, Plan, Src, StatementWriter, enabled, local
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -81,6 +81,7 @@ class Compiler:
         self.gen: CodeGen = rs.codegen
         self.generate = enabled()
         self.src: dict[Callable[..., Any], Src] = {}  # each compiled closure/root's Python source
+        self._nest = 0  # how deep inside an expression the compiler is
 
     # ------------------------------------------------------------ generated source
     def py(self, fn: ExprFn, text: str, *parts: ExprFn, free: frozenset[str] = frozenset()) -> ExprFn:
@@ -94,7 +95,7 @@ class Compiler:
             if ps is None:
                 return fn
             srcs.append(ps)
-        self.src[fn] = (text.format(*(t for t, _f in srcs)), free | union(srcs))
+        self.src[fn] = Src(text, tuple(srcs), free)
         return fn
 
     def k(self, value: Any) -> str:
@@ -102,9 +103,13 @@ class Compiler:
         return self.gen.const(value).replace("{", "{{").replace("}", "}}")
 
     def root(self, fn: ExprFn) -> ExprFn:
-        """What the engine calls for ``fn``: its generated twin if it has source, else ``fn`` itself."""
+        """What the engine calls for ``fn``: its generated twin if it has source, else ``fn`` itself.
+
+        Only for what leaves the compiler (``expr`` called from outside an expression):
+        parts of a bigger expression stay closures, which is all the fallback needs.
+        """
         src = self.src.get(fn)
-        if src is None or not self.generate:
+        if src is None or not self.generate or self._nest:
             return fn
         r = self.gen.root(src, fn)
         self.src[r] = src
@@ -266,7 +271,11 @@ class Compiler:
     # ------------------------------------------------------------ expressions
     def expr(self, node: A.Node, scope: Scope) -> tuple[ExprFn, str]:
         method = getattr(self, "x_" + type(node).__name__)
-        fn, t = method(node, scope)
+        self._nest += 1
+        try:
+            fn, t = method(node, scope)
+        finally:
+            self._nest -= 1
         return self.root(fn), t
 
     def want(self, node: A.Node, scope: Scope, want: str, what: str) -> ExprFn:
@@ -494,14 +503,12 @@ class Compiler:
             return out
         parts = [p for p in (seq, where, head) if p is not None]
         if all(p in self.src for p in parts):
-            s_text, s_free = self.src[seq]
             v = local(var)
-            text = f"[{self.src[head][0] if head is not None else v} for {v} in {s_text}"
+            text = f"[{'{' + str(len(parts) - 1) + '}' if head is not None else v} for {v} in {{0}}"
             if where is not None:
-                text += f" if {self.src[where][0]}"
+                text += " if {1}"
             text += "]"
-            inner_free = union(self.src[p] for p in (where, head) if p is not None)
-            self.src[run] = (text, s_free | (inner_free - {var}))
+            self.src[run] = Src(text, tuple(self.src[p] for p in parts), bound=var, bound_from=1)
         return run, T.list_of(ht)
 
     def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[ExprFn, str]:
