@@ -34,6 +34,16 @@ def test_wilson_interval_matches_newcombe(x, n, lo, hi):
     assert got == pytest.approx((lo, hi), abs=5e-5)
 
 
+def test_wilson_interval_always_holds_the_observed_rate():
+    # at 0 of n and n of n rounding used to put a bound a hair past the rate (2.8e-17 above
+    # 0 for 0 of 7), and the win-rate plot failed on the negative error bar
+    for n in range(1, 200):
+        for x in range(n + 1):
+            lo, hi = wilson(x, n)
+            assert lo <= x / n <= hi
+    assert wilson(0, 7)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+
+
 def test_wilson_interval_by_hand():
     # p = 0.8, n = 10, z = 1.96: centre (0.8 + 0.19208) / 1.38416, half 1.41602 * sqrt(0.016 + 0.009604)
     assert wilson(8, 10) == pytest.approx((0.49016, 0.94332), abs=1e-4)
