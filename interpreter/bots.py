@@ -16,7 +16,7 @@ their own evaluation minus the best of the other players' (the *margin*).
 
 from __future__ import annotations
 
-import json
+import marshal
 import random
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -71,8 +71,13 @@ def _try(game: Game, player: str, index: int, seed: int) -> Game | None:
 
 
 def fingerprint(game: Game, player: str) -> int:
-    """A hash of what ``player`` sees (equal views, equal fingerprints)."""
-    return hash(json.dumps(game.view(player), sort_keys=True, separators=(",", ":")))
+    """A hash of what ``player`` sees (equal views, equal fingerprints).
+
+    marshal's format 0 writes plain data by content and order alone (no references to
+    objects met before, no mark of interned strings), and a state's dicts are built in an
+    order fixed by the rules, so equal views give equal bytes, whatever objects they share.
+    """
+    return hash(marshal.dumps(game.view(player, copy=False), 0))
 
 
 class GreedyBot:

@@ -353,8 +353,11 @@ class Game:
                 st["pending"] = None
                 st["stack"][-1]["locals"][p["var"]] = {q: p["answers"][q] for q in p["players"]}
 
-    def view(self, player: str | None) -> dict[str, Any]:
-        """What ``player`` may see (``None``: a spectator): hidden zones show only their size."""
+    def view(self, player: str | None, copy: bool = True) -> dict[str, Any]:
+        """What ``player`` may see (``None``: a spectator): hidden zones show only their size.
+
+        ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
+        """
         st = self.state
         out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
         zones: dict[str, Any] = {}
@@ -375,10 +378,10 @@ class Game:
                               "players": {q: v for q, v in p["players"].items() if q == player},
                               "answers": {q: v for q, v in p["answers"].items() if q == player}}
         elif p["player"] == player:
-            out["pending"] = _copy(p)
+            out["pending"] = p
         else:
             out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
-        return _copy(out)
+        return _copy(out) if copy else out
 
     def sample(self, player: str, seed: int) -> Game:
         """A copy of the game as ``player`` might imagine it: for bots that look ahead.
@@ -419,6 +422,13 @@ class Game:
         return game
 
     def _visible(self, key: str, player: str | None) -> bool:
+        known: dict[tuple[str, str | None], bool] = self.rs.derived.setdefault("visible", {})
+        seen = known.get((key, player))
+        if seen is None:
+            seen = known[(key, player)] = self._zone_visible(key, player)
+        return seen
+
+    def _zone_visible(self, key: str, player: str | None) -> bool:
         name, _, owner = key.partition("@")
         z = self.rs.zones.get(name)
         if z is None or z.visibility == "public":
