@@ -60,9 +60,12 @@ class RandomBot:
         return self.rand.randrange(len(game.choices(player)))
 
 
-def _try(game: Game, player: str, index: int, seed: int) -> Game | None:
-    """The sampled game after ``player`` makes choice ``index``; None if the line of play fails."""
-    trial = game.sample(player, seed)
+def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = None) -> Game | None:
+    """The sampled game after ``player`` makes choice ``index``; None if the line of play fails.
+
+    ``sampled``: ``game.sample(player, seed)`` made already (it is copied, not changed).
+    """
+    trial = sampled.copy() if sampled is not None else game.sample(player, seed)
     try:
         trial.apply(index, player)
     except Exception:  # a failing line of play (e.g. on a redrawn hidden card) is simply not preferred
@@ -102,9 +105,10 @@ class GreedyBot:
         """
         self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
+        sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
         scored = []
         for c in game.choices(player):
-            trial = _try(game, player, c.index, seed)
+            trial = _try(game, player, c.index, seed, sampled)
             value = margin(trial, player) if trial is not None else -2 * WIN
             scored.append((value, self.rand.random(), c.index, trial))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)

@@ -106,6 +106,23 @@ def copy_state(st: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _share_state(st: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a state whose entities' dicts and zones' lists are shared with ``st``.
+
+    Only for games that copy an entity's dict or a zone's list before changing it
+    (see Game._writable_entity); copy_state is the copy for everyone else.
+    """
+    out: dict[str, Any] = {}
+    for key, value in st.items():
+        if key in ("entities", "zones", "globals", "modifiers", "players", "forced_dice", "ruleset"):
+            out[key] = value.copy()
+        elif key in _SCALAR_KEYS:
+            out[key] = value
+        else:
+            out[key] = _copy(value)
+    return out
+
+
 class Game:
     """A game in progress. Create with :meth:`new` or :meth:`resume`."""
 
@@ -132,6 +149,33 @@ class Game:
         self.players: list[str] = st["players"]
         self._kind_index: dict[str, list[str]] | None = None
         self._memo = {}
+        # Copy on write: the entities (by id) and zones (by key) whose dict or list this
+        # game may change in place; None: all of them. A copy made by this game (an undo
+        # copy, a copy for a bot) shares the others' dicts and lists, so both games then
+        # copy one before changing it.
+        self._own_ents: set[str] | None = None
+        self._own_zones: set[str] | None = None
+
+    def _shared(self) -> dict[str, Any]:
+        """A copy of the state sharing entities' dicts and zones' lists with this game."""
+        self._own_ents, self._own_zones = set(), set()
+        return _share_state(self.state)
+
+    def _writable_entity(self, eid: str) -> dict[str, Any]:
+        e = self.ents[eid]
+        own = self._own_ents
+        if own is not None and eid not in own:
+            e = self.ents[eid] = e.copy()
+            own.add(eid)
+        return e
+
+    def _writable_zone(self, key: str) -> list[str]:
+        items = self.zones[key]
+        own = self._own_zones
+        if own is not None and key not in own:
+            items = self.zones[key] = items[:]
+            own.add(key)
+        return items
 
     def _changed(self) -> None:
         """Forget remembered function results: the state they were computed on has changed."""
@@ -303,7 +347,7 @@ class Game:
             for d in dice:
                 if isinstance(d, bool) or not isinstance(d, int) or d < 1:
                     raise IllegalChoice(f"forced dice must be positive whole numbers, not {d!r}")
-        snapshot = copy_state(st) if self.atomic else None
+        snapshot = self._shared() if self.atomic else None
         log_len = len(self.log)
         try:
             option = options[index]
@@ -335,6 +379,7 @@ class Game:
         if snapshot is not None:
             self.state = snapshot
             self._bind()
+            self._own_ents, self._own_zones = set(), set()  # the copy shares with the dropped state
         del self.log[log_len:]
 
     def _resolve(self, p: dict[str, Any], player: str, value: Any) -> None:
@@ -394,10 +439,16 @@ class Game:
         copy is not atomic (a look-ahead needs no undo) and logs nothing of note.
         """
         rand = random.Random(seed)
-        st = copy_state(self.state)
+        st = self._shared()
         zones: dict[str, list[str]] = st["zones"]
         ents: dict[str, dict[str, Any]] = st["entities"]
         hidden = sorted(k for k in zones if zones[k] and not self._visible(k, player))
+        hidden_ents: list[str] = []
+        for key in hidden:  # redealt below: the copy's own lists and dicts
+            zones[key] = zones[key][:]
+            for eid in zones[key]:
+                ents[eid] = ents[eid].copy()
+                hidden_ents.append(eid)
         pools: dict[str, list[str]] = {}
         for key in hidden:
             for eid in zones[key]:
@@ -418,6 +469,14 @@ class Game:
         st["rng"] = rng.seed_state(rand.getrandbits(63))
         st["forced_dice"] = []
         game = Game(self.rs, st)
+        game._own_ents, game._own_zones = set(hidden_ents), set(hidden)
+        game.atomic = False
+        return game
+
+    def copy(self) -> Game:
+        """An independent copy of the game as it stands (not atomic; its log starts empty)."""
+        game = Game(self.rs, self._shared())
+        game._own_ents, game._own_zones = set(), set()
         game.atomic = False
         return game
 
@@ -674,6 +733,7 @@ class Game:
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
         self._changed()
+        e = self._writable_entity(obj)
         if op == "=":
             e[name] = value
             return
@@ -684,15 +744,18 @@ class Game:
 
     def _place(self, eid: str, key: str, top: bool) -> None:
         self._changed()
-        e = self.ents[eid]
+        e = self._writable_entity(eid)
         old = e["zone"]
         if old is not None:
             items = self.zones.get(old)
             if items is not None and eid in items:
-                items.remove(eid)
-        items = self.zones.get(key)
-        if items is None:
+                self._writable_zone(old).remove(eid)
+        if key in self.zones:
+            items = self._writable_zone(key)
+        else:
             items = self.zones[key] = []
+            if self._own_zones is not None:
+                self._own_zones.add(key)
         if top:
             items.insert(0, eid)
         else:
@@ -713,6 +776,8 @@ class Game:
     def shuffle(self, key: Any) -> None:
         self._changed()
         items = self.zone_items(key)
+        if key in self.zones:
+            items = self._writable_zone(key)
         st = self.state
         state = st["rng"]
         for i in range(len(items) - 1, 0, -1):
@@ -742,8 +807,12 @@ class Game:
         rec.update(fields)
         self._changed()
         self.ents[eid] = rec
+        if self._own_ents is not None:
+            self._own_ents.add(eid)
         for zname in kdef.zones:
             self.zones[f"{zname}@{eid}"] = []
+            if self._own_zones is not None:
+                self._own_zones.add(f"{zname}@{eid}")
         self._kind_index = None
         if zone is not None:
             self.move(eid, zone, False, loc)
@@ -756,7 +825,7 @@ class Game:
         if e["kind"] == PLAYER_KIND:
             raise RuleFault("players cannot be destroyed", loc)
         if e["zone"] is not None and eid in self.zones.get(e["zone"], _EMPTY):
-            self.zones[e["zone"]].remove(eid)
+            self._writable_zone(e["zone"]).remove(eid)
         for zname in self.rs.kinds[e["kind"]].zones:
             if self.zones.get(f"{zname}@{eid}"):
                 raise RuleFault(f"cannot destroy {self.label_of(eid)}: its zone '{zname}' is not empty", loc)

@@ -42,3 +42,36 @@ def test_a_failing_choice_puts_back_the_state_as_it_was(tmp_path):
     with pytest.raises(Exception):  # noqa: B017 - any refusal will do; what matters is the state after
         game.apply(0, dice=[7, 7, 7, 7, 7, 7, 7, 7, 7, 7])  # a d6 cannot show 7 (or the dice go unrolled)
     assert game.to_json() == before
+
+
+@pytest.mark.parametrize(("name", "players", "seed"), [
+    ("time_of_crisis", 4, 7), ("rome_in_crisis", 4, 8), ("dice_race", 2, 9),
+])
+def test_games_that_share_what_they_have_not_changed_stay_independent(name, players, seed):
+    # Game.copy, Game.sample and apply's undo copy share entities' dicts and zones' lists
+    # until one side changes them: neither side may ever see the other's changes.
+    rs = load_ruleset(name)
+    game = Game.new(rs, players, seed)  # atomic: every apply makes an undo copy too
+    bots = {p: RandomBot(seed, p) for p in game.players}
+    held: list[tuple[Game, bytes]] = []
+    for step in range(500):
+        if game.over:
+            break
+        if step % 5 == 0:
+            player = game.deciders()[0]
+            other = game.copy() if step % 10 == 0 else game.sample(player, step)
+            held.append((other, pickle.dumps(other.state)))
+            before = pickle.dumps(game.state)
+            side = {p: RandomBot(step, p) for p in other.players}
+            for _ in range(4):  # play on the copy: the game itself must not change
+                if other.over:
+                    break
+                q = other.deciders()[0]
+                other.apply(side[q].choose(other, q), q)
+            assert game.state == pickle.loads(before)
+            held[-1] = (other, pickle.dumps(other.state))
+        p = game.deciders()[0]
+        game.apply(bots[p].choose(game, p), p)
+    assert len(held) >= 3
+    for other, deep in held:
+        assert other.state == pickle.loads(deep)  # nor did the game's later play reach the copies
