@@ -80,7 +80,7 @@ def _copy(value: Any) -> Any:
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
 
 
-def copy_state(st: dict[str, Any]) -> dict[str, Any]:
+def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
     """A copy of a game state as good as a deep copy for the runtime, five times quicker.
 
     The runtime changes entities, zones, globals and the list of modifiers only by
@@ -90,31 +90,17 @@ def copy_state(st: dict[str, Any]) -> dict[str, Any]:
     decision and anything unknown are copied deeply (their dicts and lists do change in
     place). tests/test_runtime_copy.py plays games checking that a copy stays equal to a
     deep copy made at the same time.
+
+    ``shared``: share the entities' dicts and the zones' lists too — only for games that
+    copy one before changing it (see Game._writable_entity).
     """
     out: dict[str, Any] = {}
     for key, value in st.items():
-        if key == "entities":
+        if key == "entities" and not shared:
             out[key] = {k: v.copy() for k, v in value.items()}
-        elif key == "zones":
+        elif key == "zones" and not shared:
             out[key] = {k: v[:] for k, v in value.items()}
-        elif key in ("globals", "modifiers", "players", "forced_dice", "ruleset"):
-            out[key] = value.copy()
-        elif key in _SCALAR_KEYS:
-            out[key] = value
-        else:
-            out[key] = _copy(value)
-    return out
-
-
-def _share_state(st: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a state whose entities' dicts and zones' lists are shared with ``st``.
-
-    Only for games that copy an entity's dict or a zone's list before changing it
-    (see Game._writable_entity); copy_state is the copy for everyone else.
-    """
-    out: dict[str, Any] = {}
-    for key, value in st.items():
-        if key in ("entities", "zones", "globals", "modifiers", "players", "forced_dice", "ruleset"):
+        elif key in ("entities", "zones", "globals", "modifiers", "players", "forced_dice", "ruleset"):
             out[key] = value.copy()
         elif key in _SCALAR_KEYS:
             out[key] = value
@@ -159,7 +145,7 @@ class Game:
     def _shared(self) -> dict[str, Any]:
         """A copy of the state sharing entities' dicts and zones' lists with this game."""
         self._own_ents, self._own_zones = set(), set()
-        return _share_state(self.state)
+        return copy_state(self.state, shared=True)
 
     def _writable_entity(self, eid: str) -> dict[str, Any]:
         e = self.ents[eid]

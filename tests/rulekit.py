@@ -95,3 +95,17 @@ def program(root: Path, code: str, *, globals_: dict[str, tuple[str, Any]] | Non
 
 def load(root: Path, files: dict[str, str], **kw: Any) -> Ruleset:
     return load_ruleset(make_ruleset(root, files, **kw))
+
+
+def play_random(rs: Ruleset, players: int, seed: int, limit: int = 4000) -> Game:
+    """A game of random bots (seeded by ``seed``), played to its end or ``limit`` decisions."""
+    from interpreter.bots import RandomBot
+
+    game = Game.new(rs, players, seed)
+    bots = {p: RandomBot(seed, p) for p in game.players}
+    for _ in range(limit):
+        if game.over:
+            break
+        p = game.deciders()[0]
+        game.apply(bots[p].choose(game, p), p)
+    return game

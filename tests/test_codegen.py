@@ -5,21 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from rulekit import make_ruleset, program
+from rulekit import make_ruleset, play_random, program
 
 from interpreter import Game, LudusError, load_ruleset
 from interpreter.bots import RandomBot
 from interpreter.dsl.codegen import CodeGen, local
 
 
-def play(rs, players: int, seed: int, limit: int = 4000) -> tuple[str, str]:
-    game = Game.new(rs, players, seed)
-    bots = {p: RandomBot(seed, p) for p in game.players}
-    for _ in range(limit):
-        if game.over:
-            break
-        p = game.deciders()[0]
-        game.apply(bots[p].choose(game, p), p)
+def play(rs, players: int, seed: int) -> tuple[str, str]:
+    game = play_random(rs, players, seed)
     return json.dumps(game.log, sort_keys=True), game.to_json()
 
 
