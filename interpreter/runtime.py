@@ -555,13 +555,8 @@ class Game:
     # ================================================================ values
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""
-        if v is None:
-            return "none"
-        if v is True:
-            return "true"
-        if v is False:
-            return "false"
-        if isinstance(v, str):
+        cls = v.__class__
+        if cls is str:  # the commonest, first: a text, or an entity's id
             e = self.ents.get(v)
             if e is None:
                 return v
@@ -569,6 +564,16 @@ class Game:
             if kind is not None and kind.label and e.get(kind.label) not in (None, ""):
                 return str(e[kind.label])
             return v
+        if cls is int:
+            return str(v)
+        if v is None:
+            return "none"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, str):  # a subclass of str
+            return self.label_of(str(v))
         if isinstance(v, list):
             return ", ".join(self.label_of(x) for x in v)
         if isinstance(v, dict):
