@@ -322,6 +322,9 @@ class Plan:
     """
 
     kind: str
+    # 'inline': ``code`` is Python doing what the statement's one instruction does, with
+    # {0}, {1}... standing for ``fns`` (functions, names, places: passed as constants)
+    code: str = ""
     at: int = 0  # index of the statement's first instruction (errors without a place take its place)
     end: int = 0  # index just after its last instruction
     fns: list[Any] = field(default_factory=list)  # expression functions it evaluates, in order
@@ -385,6 +388,9 @@ class StatementWriter:
             kind = p.kind
             if kind == "op":
                 out += [f"{pad}_at = {p.at}", f"{pad}{k(self.code[p.at])}(g, fr)"]
+            elif kind == "inline":
+                out.append(f"{pad}_at = {p.at}")
+                out += [pad + line for line in p.code.format(*(k(f) for f in p.fns)).split("\n")]
             elif kind == "let":
                 out += [f"{pad}_at = {p.at}", f"{pad}L[{p.name!r}] = {k(p.fns[0])}(g, L)"]
             elif kind == "if":

@@ -877,6 +877,9 @@ class _Builder:
                     # were read from the old value
                     g._changed()
             self.emit(set_var, s.pos)
+            if op == "=":
+                code = "L[{0}] = {1}(g, L)" if kind == "local" else "g.glob[{0}] = {1}(g, L)\ng._changed()"
+                self.plan = Plan("inline", code=code, fns=[name, fn])
             return
         target = s.target
         assert isinstance(target, A.Attr)
@@ -899,6 +902,8 @@ class _Builder:
             L = fr["locals"]
             g.set_field(obj(g, L), fname, fn(g, L), op, loc)
         self.emit(set_field, s.pos)
+        self.plan = Plan("inline", code="g.set_field({0}(g, L), {1}, {2}(g, L), {3}, {4})",
+                         fns=[obj, fname, fn, op, loc])
 
     def _value(self, s: A.Set, t: str, scope: Scope) -> ExprFn:
         if s.op == "=":
@@ -939,6 +944,9 @@ class _Builder:
             else:
                 g.move(what(g, L), key, top, loc)
         self.emit(move, s.pos)
+        if items is None:
+            self.plan = Plan("inline", code="_d = {0}(g, L)\ng.move({1}(g, L), _d, {2}, {3})",
+                             fns=[dest, what, top, loc])
 
     def s_Draw(self, s: A.Draw, scope: Scope) -> None:
         n = self.c.want(s.count, scope, T.INT, "the number to draw")
@@ -1014,6 +1022,7 @@ class _Builder:
     def s_Log(self, s: A.Log, scope: Scope) -> None:
         fn, _ = self.c.expr(s.text, scope)
         self.emit(lambda g, fr: g.narrate(g.label_of(fn(g, fr["locals"]))), s.pos)
+        self.plan = Plan("inline", code="g.narrate(g.label_of({0}(g, L)))", fns=[fn])
 
     def s_GameOver(self, s: A.GameOver, scope: Scope) -> None:
         fn = self.c.expr(s.reason, scope)[0] if s.reason is not None else None
