@@ -234,39 +234,42 @@ class CodeGen:
                  slow: Callable[[Any, dict], Any]) -> None:
         """The positional twin of a rules function, sharing the runtime's memo of results."""
         gname = self.functions.setdefault(fname, f"F{len(self.functions)}")
-        key = self.const(fname)
-        args = ", ".join(local(p) for p in params)
-        sig = f"g, {args}" if params else "g"
-        keyt = f"({key}, {args},)" if params else f"({key},)"
-        if body is None:  # no generated body: go through the runtime with the closure
-            slow_name = self.const(slow)
-            call = f"{slow_name}(g, {{{', '.join(f'{p!r}: {local(p)}' for p in params)}}})"
-        else:
-            call = body.text
-        source = (f"def {gname}({sig}):\n"
-                  f"    key = {keyt}\n"
-                  f"    memo = g._memo\n"
-                  f"    try:\n"
-                  f"        return memo[key]\n"
-                  f"    except KeyError:\n"
-                  f"        pass\n"
-                  f"    except TypeError:\n"  # a list argument cannot be remembered
-                  f"        return {call}\n"
-                  f"    value = {call}\n"
-                  f"    memo[key] = value\n"
-                  f"    return value\n")
-        self.env[gname] = self._lazy(gname, lambda: source)
+
+        def write() -> str:
+            args = ", ".join(local(p) for p in params)
+            sig = f"g, {args}" if params else "g"
+            if body is None:  # no generated body: go through the runtime with the closure
+                call = f"{self.const(slow)}(g, {{{', '.join(f'{p!r}: {local(p)}' for p in params)}}})"
+            else:
+                call = body.text
+            key = self.const(fname)
+            keyt = f"({key}, {args},)" if params else f"({key},)"
+            return (f"def {gname}({sig}):\n"
+                    f"    key = {keyt}\n"
+                    f"    memo = g._memo\n"
+                    f"    try:\n"
+                    f"        return memo[key]\n"
+                    f"    except KeyError:\n"
+                    f"        pass\n"
+                    f"    except TypeError:\n"  # a list argument cannot be remembered
+                    f"        return {call}\n"
+                    f"    value = {call}\n"
+                    f"    memo[key] = value\n"
+                    f"    return value\n")
+        self.env[gname] = self._lazy(gname, write)
 
     def point(self, pname: str, params: list[str], base: Src | None) -> None:
         """The positional twin of a modifier point: its base alone while no modifier is active."""
         gname = self.points.setdefault(pname, f"Q{len(self.points)}")
-        args = ", ".join(local(p) for p in params)
-        read = f"g.point({self.const(pname)}, [{args}])"
-        source = (f"def {gname}(g{''.join(', ' + local(p) for p in params)}):\n"
-                  f"    if g.state['modifiers']:\n"
-                  f"        return {read}\n"
-                  f"    return {base.text if base is not None else read}\n")
-        self.env[gname] = self._lazy(gname, lambda: source)
+
+        def write() -> str:
+            args = ", ".join(local(p) for p in params)
+            read = f"g.point({self.const(pname)}, [{args}])"
+            return (f"def {gname}(g{''.join(', ' + local(p) for p in params)}):\n"
+                    f"    if g.state['modifiers']:\n"
+                    f"        return {read}\n"
+                    f"    return {base.text if base is not None else read}\n")
+        self.env[gname] = self._lazy(gname, write)
 
     def call_point(self, pname: str, args: list[str]) -> str:
         """Source reading a modifier point through its twin."""
