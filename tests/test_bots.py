@@ -31,15 +31,24 @@ def _advance(game: Game, steps: int, seed: int) -> None:
 
 
 def _hidden_rearranged(game: Game, player: str, seed: int) -> Game:
-    """The same game, except for what ``player`` cannot see: hidden zones dealt anew, new dice."""
+    """The same game, except for what ``player`` cannot see: hidden zones dealt anew, new dice.
+
+    Entities change places only with entities of their kind: which kinds a zone may hold
+    is the rules' (a hand holds cards, not events), and a game that breaks that is not one
+    the player could be in.
+    """
     twin = Game.resume(game.rs, json.loads(game.to_json()))
     zones, ents = twin.state["zones"], twin.state["entities"]
     hidden = [k for k in zones if zones[k] and not twin._visible(k, player)]
-    pool = [e for k in hidden for e in zones[k]]
-    random.Random(seed).shuffle(pool)
+    pools: dict[str, list[str]] = {}
     for k in hidden:
-        n = len(zones[k])
-        zones[k], pool = pool[:n], pool[n:]
+        for e in zones[k]:
+            pools.setdefault(ents[e]["kind"], []).append(e)
+    rand = random.Random(seed)
+    for pool in pools.values():
+        rand.shuffle(pool)
+    for k in hidden:
+        zones[k] = [pools[ents[e]["kind"]].pop() for e in zones[k]]
         for e in zones[k]:
             ents[e]["zone"] = k
     twin.state["rng"] = rng.seed_state(seed)
