@@ -16,9 +16,12 @@ How the two fit together:
   than the one taken), returns the same value. Expressions are pure, so running one
   again is safe.
 - Functions of the rules get a positional twin (``F3(game, a, b)``) that shares the
-  runtime's memo of results, so generated code calls them without building dicts.
+  runtime's memo of results, so generated code calls them without building dicts;
+  modifier points get one too (their base while no modifier is active).
 - An action gets an *enumerator*: its parameters' domains, its staged ``if`` and its
   label fused into nested Python loops that list the legal (action, arguments) pairs.
+- Statements: see :class:`StatementWriter` (runs of statements as one instruction,
+  procedures that never pause as plain functions).
 
 Nothing of the rule author's text is executed: the source is written by the compiler
 from the checked AST, names of the rules language become ``v_NAME`` (the grammar only
@@ -80,9 +83,10 @@ class Src:
             self._free = free
         return self._free
 
+
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MAX_RANGE = 100_000
+MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 
 
 def _trampoline(*args: Any, _i: int = 0) -> Any:  # pragma: no cover - its code is only a template
@@ -319,9 +323,10 @@ class CodeGen:
 class Plan:
     """What one compiled statement does, kept beside its instructions for generating Python.
 
-    ``kind`` is one of: ``op`` (a simple statement: call its instruction), ``let``, ``if``,
-    ``while``, ``repeat``, ``for``, ``break``, ``call``, ``return``, or ``pause`` (a choice,
-    the end of the game, or anything else that must run as instructions).
+    ``kind`` is one of: ``op`` (a simple statement: call its instruction), ``inline`` (a
+    simple statement written out, see ``code``), ``let``, ``if``, ``while``, ``repeat``,
+    ``for``, ``break``, ``call``, ``return``, or ``pause`` (a choice, the end of the game,
+    or anything else that must run as instructions).
     """
 
     kind: str
@@ -366,6 +371,7 @@ class StatementWriter:
         self.budget = budget
         self.direct = direct  # procedure -> global name of its direct function
         self.loops = itertools.count()
+        self.direct_mode = False  # writing a direct procedure (a 'return' returns its value)
 
     def may_pause(self, plan: Plan) -> bool:
         """Whether control may leave the procedure's code at this statement (and resume after it)."""
@@ -467,8 +473,6 @@ class StatementWriter:
                f"{pad}        del L[{it!r}]",
                f"{pad}        break"]
         return out + self.lines(body, pad + "    ", loops + [it])
-
-    direct_mode = False
 
     def _wrap(self, head: list[str], body: list[str], tail: list[str], first: int) -> str:
         locs = self.locs

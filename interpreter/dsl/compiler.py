@@ -37,7 +37,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .codegen import CodeGen, Plan, Src, StatementWriter, enabled, local
+from .codegen import MAX_RANGE, CodeGen, Plan, Src, StatementWriter, enabled, local
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -53,7 +53,6 @@ BUILTIN_FUNCS: dict[str, tuple[int, int]] = {
     "distance": (3, 3), "keys": (1, 1), "unique": (1, 1), "list": (1, 1),
     "combinations": (2, 2), "subsets": (1, 1),
 }
-MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 MAX_SUBSETS = 1 << 16  # a choice among more subsets than this is a rules bug, not a decision
 QUERY_FUNCS = {"count", "sum", "min", "max", "any", "all", "first", "last", "list", "sort", "unique"}
 
