@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from rulekit import play_random
 
 from interpreter import Game, LudusError, load_ruleset, loadcache
 from interpreter.bench import Report, Settings, measure_ratios, references, render
-from interpreter.bots import RandomBot
 from interpreter.cli import main
 from interpreter.loader import last_load
 
@@ -43,14 +43,7 @@ def entries(folder: Path) -> list[Path]:
 
 
 def play(rs, seed: int, decisions: int = 300) -> list:
-    game = Game.new(rs, rs.max_players, seed)
-    bots = {p: RandomBot(seed, p) for p in game.players}
-    for _ in range(decisions):
-        if game.over:
-            break
-        p = game.deciders()[0]
-        game.apply(bots[p].choose(game, p), p)
-    return game.log
+    return play_random(rs, rs.max_players, seed, decisions).log
 
 
 # ====================================================================== the load cache
