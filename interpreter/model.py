@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Loc
+
+
+def copy_plain(value: Any) -> Any:
+    """A deep copy of plain data (pickle is the fastest deep copy for JSON-like values)."""
+    if value is None or isinstance(value, str | int):
+        return value
+    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
 
 # A compiled expression: (game, locals) -> value.
 ExprFn = Callable[[Any, dict], Any]
@@ -183,8 +192,11 @@ class Ruleset:
     step_budget: int = 200_000
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
-    # facts the runtime derives from the ruleset alone, computed when first needed (see Game.kind_ids)
-    derived: dict[Any, Any] = field(default_factory=dict)
+    # What games of this ruleset work out alike, kept as they are first needed by any game:
+    # whether a zone (by key) is visible to a player (None: a spectator), and the entities of
+    # each kind for an entity list met before (see Game._visible, Game.kind_ids).
+    zone_visibility: dict[tuple[str, str | None], bool] = field(default_factory=dict)
+    kind_indexes: dict[tuple[str, ...], dict[str, list[str]]] = field(default_factory=dict)
 
     def seat_names(self, players: int) -> list[str]:
         """The seats of a game with this many players, in turn order."""

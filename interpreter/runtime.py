@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import pickle
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from .model import (
     Procedure,
     RuleFault,
     Ruleset,
+    copy_plain,
     type_default,
 )
 
@@ -70,11 +70,7 @@ def _initial(f: FieldDef) -> Any:
     return _copy(f.default) if f.default is not None else type_default(f.type)
 
 
-def _copy(value: Any) -> Any:
-    """A deep copy of plain data (pickle is the fastest deep copy for JSON-like values)."""
-    if value is None or isinstance(value, str | int):
-        return value
-    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+_copy = copy_plain
 
 
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
@@ -467,7 +463,7 @@ class Game:
         return game
 
     def _visible(self, key: str, player: str | None) -> bool:
-        known: dict[tuple[str, str | None], bool] = self.rs.derived.setdefault("visible", {})
+        known = self.rs.zone_visibility
         seen = known.get((key, player))
         if seen is None:
             seen = known[(key, player)] = self._zone_visible(key, player)
@@ -642,7 +638,7 @@ class Game:
             # its set-up), so the index is shared between games with the same entity list:
             # every new game, copy or look-ahead would otherwise rebuild it.
             key = tuple(self.ents)
-            known: dict[tuple[str, ...], dict[str, list[str]]] = self.rs.derived.setdefault("kind_index", {})
+            known = self.rs.kind_indexes
             idx = known.get(key)
             if idx is None:
                 idx = {}

@@ -40,14 +40,13 @@ import copy
 import functools
 import itertools
 import os
-import pickle
 import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import RuleFault
+from ..model import RuleFault, copy_plain
 
 
 class Src:
@@ -107,11 +106,16 @@ def local(name: str) -> str:
 
 
 # ------------------------------------------------------------------ helpers of generated code
+def row_key(value: Any) -> str:
+    """The key a value looks a table row up by (rows are read from YAML keys: text)."""
+    return str(value) if not isinstance(value, bool) else str(value).lower()
+
+
 def _table(table: Any, *keys: Any) -> Any:
     row: Any = table.rows
     for kv in keys:
         try:
-            row = row[str(kv) if not isinstance(kv, bool) else str(kv).lower()]
+            row = row[row_key(kv)]
         except (KeyError, TypeError):
             if table.has_default:
                 return table.default
@@ -141,18 +145,11 @@ def _span(lo: int, hi: int) -> list[int]:
     return list(range(lo, hi + 1))
 
 
-def _copy(value: Any) -> Any:
-    """A deep copy of plain data, as the runtime makes of every offered value."""
-    if value is None or isinstance(value, str | int):
-        return value
-    return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-
-
 _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
              "Exception", "KeyError", "TypeError", "ValueError", "IndexError", "AttributeError", "RecursionError")
 _HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
-    "_next_in": _next_in, "_span": _span, "_copy": _copy, "_E": {}, "RuleFault": RuleFault,
+    "_next_in": _next_in, "_span": _span, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
     # generated code sees only these built-ins (it needs no others; see the module docstring)
     "__builtins__": {n: getattr(builtins, n) for n in _BUILTINS},
 }
@@ -305,7 +302,7 @@ class CodeGen:
                 emit(f"    {leave}")
 
         test(stages[0], "return")
-        for i, (pname, dom, _copy) in enumerate(params):
+        for i, (pname, dom, _needs_copy) in enumerate(params):
             emit(f"for {local(pname)} in {dom.text}:")
             depth += 1
             test(stages[i + 1], "continue")

@@ -37,7 +37,7 @@ from ..model import (
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .codegen import MAX_RANGE, CodeGen, Plan, Src, StatementWriter, enabled, local
+from .codegen import MAX_RANGE, CodeGen, Plan, Src, StatementWriter, enabled, local, row_key
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -421,7 +421,7 @@ class Compiler:
                 for k in keys:
                     kv = k(g, L)
                     try:
-                        row = row[str(kv) if not isinstance(kv, bool) else str(kv).lower()]
+                        row = row[row_key(kv)]
                     except (KeyError, TypeError):
                         if table.has_default:
                             return table.default
