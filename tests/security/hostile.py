@@ -1,0 +1,111 @@
+"""Run ``ludus`` on one hostile input in a real process, with a wall-clock and memory watch.
+
+Each hostile case of tests/security must give, with the default limits, a located error
+(``path:line:col: error: ...``) or a plain refusal, exit code 1, no Python traceback, within
+``SECONDS`` and under ``PEAK_MB`` of peak resident memory. A real process is the only honest
+way to measure both: a hang is killed at the deadline, and ``os.wait4`` reports the child's own
+peak RSS (``ru_maxrss``). An address-space ceiling (``CEILING_MB``) keeps a runaway case from
+taking the machine down; hitting it still fails the test (the process dies with MemoryError or
+is killed, and either way does not print a located error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+SECONDS = 5.0
+PEAK_MB = 500
+CEILING_MB = 2048
+LOCATED = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error: \S", re.M)
+UNLOCATED = re.compile(r"^[^\s:]+: error: \S", re.M)
+
+
+@dataclass
+class Outcome:
+    """What one run of ``ludus`` did."""
+
+    code: int
+    out: str
+    err: str
+    seconds: float
+    peak_mb: float
+    timed_out: bool
+
+    def located_lines(self) -> list[str]:
+        return [m.group(0) for m in LOCATED.finditer(self.err)]
+
+
+def _limit() -> None:  # runs in the child before exec
+    cap = CEILING_MB * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def run_ludus(argv: list[str], *, cwd: Path = ROOT, stdin: str | None = None,
+              env: dict[str, str] | None = None, seconds: float = SECONDS) -> Outcome:
+    """Run ``python -m interpreter ARGV`` and watch it (the deadline adds the interpreter's start).
+
+    The child is reaped with ``os.wait4``, which gives its own peak RSS.
+    """
+    full_env = {**os.environ, "COLUMNS": "80", **(env or {})}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "interpreter", *argv], cwd=cwd, env=full_env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_limit, start_new_session=True)
+    chunks: dict[str, bytes] = {}
+
+    def drain(name: str, stream: IO[bytes]) -> None:
+        chunks[name] = stream.read()
+
+    readers = [threading.Thread(target=drain, args=(n, s), daemon=True)
+               for n, s in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in readers:
+        t.start()
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(stdin.encode() if stdin is not None else b"")
+        proc.stdin.close()
+    deadline = start + seconds + 1.0
+    timed_out = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for t in readers:
+        t.join(5)
+    return Outcome(proc.returncode, chunks.get("out", b"").decode("utf-8", "replace"),
+                   chunks.get("err", b"").decode("utf-8", "replace"), elapsed,
+                   usage.ru_maxrss / 1024, timed_out)
+
+
+def assert_refused(o: Outcome, *, located: bool = True) -> None:
+    """The standard of the suite: refused in time, in memory, exit 1, no traceback, located."""
+    assert not o.timed_out, f"no answer within {SECONDS} s\nstderr:\n{o.err[-2000:]}"
+    assert "Traceback" not in o.out + o.err, o.err[-4000:]
+    assert o.code == 1, f"exit code {o.code}\nstdout:\n{o.out[-2000:]}\nstderr:\n{o.err[-2000:]}"
+    assert o.seconds <= SECONDS + 1.0, f"took {o.seconds:.1f} s"
+    assert o.peak_mb < PEAK_MB, f"peak RSS {o.peak_mb:.0f} MB"
+    if located:
+        assert o.located_lines(), f"no file:line:col error in:\n{o.err[-2000:]}"
+    else:
+        assert UNLOCATED.search(o.err) or o.located_lines(), f"no error line in:\n{o.err[-2000:]}"
