@@ -157,8 +157,8 @@ def _run(pool: Any, jobs: Iterator[Job], in_flight: int) -> list[Outcome]:
     done: queue.Queue[Outcome | BaseException] = queue.Queue()
     results: list[Outcome] = []
     pending = 0
-    for job in itertools.islice(jobs, in_flight):
-        pool.apply_async(play, (job,), callback=done.put, error_callback=done.put)
+    for first in itertools.islice(jobs, in_flight):
+        pool.apply_async(play, (first,), callback=done.put, error_callback=done.put)
         pending += 1
     while pending:
         r = done.get()
