@@ -25,27 +25,36 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
+import json
 import os
-import pickle
-import struct
+import secrets
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
-CACHE_FORMAT = 1
-_MAGIC = b"LUDUS-LOAD-CACHE\n"
-_HEADER_LEN = struct.Struct("<Q")
+CACHE_FORMAT = 2
+_MAGIC = b"LUDUS-LOAD-CACHE 2\n"
+_MAC_LEN = 64  # hex digits of an HMAC-SHA256
 _PREFIX = "ruleset-"
 _SUFFIX = ".cache"
+KEY_FILE = "key"
+_KEY_BYTES = 32
 MAX_ENTRIES = 200  # older files beyond this are removed when a new one is written
+MAX_ENTRY_BYTES = 64 * 1024 * 1024  # Time of Crisis needs under 1 MB; a bigger file is not read
 OFF_WORDS = ("off", "0", "no", "false", "none", "disabled")
+# Opening never follows a link planted at an entry's name, nor waits on a pipe planted there.
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_BINARY", 0))
 
 _PACKAGE = Path(__file__).resolve().parent
 # The code whose work a warm load skips: reading YAML, schemas, overlays, parsing rules text.
 _ENGINE_FILES = ("loadcache.py", "loader.py", "yamlsource.py", "schemas.py", "overlay.py", "diagnostics.py",
-                 "dsl/parser.py", "dsl/ast.py", "dsl/grammar.lark")
+                 "dsl/parser.py", "dsl/ast.py", "dsl/astdata.py", "dsl/grammar.lark")
 _SCHEMA_DIR = _PACKAGE.parent / "schemas"
 
 
@@ -55,7 +64,7 @@ class LoadInfo:
 
     manifest: str
     cache: str  # "hit", "miss" or "off"
-    reason: str = ""  # why a miss: no entry, a changed file, a corrupt entry, ...
+    reason: str = ""  # why a miss: no entry, a changed file, a corrupt entry, an unusable folder, ...
     entry: str | None = None  # the cache file used or written
     written: bool = False
     seconds: float = 0.0
@@ -71,13 +80,29 @@ class Trace:
 
 @dataclass
 class Hit:
-    doc: Any  # the compact document (see loader._dump_document)
-    asts: dict[tuple, bytes]
+    """A current cache entry: the document's plain form (see ``loader._dump_document``), the
+    parsed texts as :class:`interpreter.dsl.parser.AstMemo` entries, the ruleset digest."""
+
+    doc: dict[str, Any]
+    asts: dict[tuple, str]
     digest: str
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A cache folder this process may use, and the key its entries are signed with."""
+
+    path: Path
+    key: bytes = field(repr=False)
+
+
+class Corrupt(ValueError):
+    """Cached data that is not in the form this module writes."""
 
 
 STATS = {"hits": 0, "misses": 0, "writes": 0}
 _fingerprint: str | None = None
+_warned = False
 
 
 def cache_dir(enabled: bool | None = None) -> Path | None:
@@ -122,32 +147,170 @@ def entry_path(folder: Path, manifest: Path) -> Path:
     return folder / f"{_PREFIX}{key}{_SUFFIX}"
 
 
-def lookup(folder: Path, manifest: Path, resolve: Any) -> tuple[Hit | None, str]:
+def _uid() -> int | None:
+    """This process's user id, or None where files have no owner to compare (Windows)."""
+    geteuid = getattr(os, "geteuid", None)
+    return geteuid() if geteuid is not None else None
+
+
+def _untrusted(st: os.stat_result) -> str:
+    """Why a folder with this status may hold files planted by someone else ('' if it may not)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    uid = _uid()
+    if uid is None:
+        return ""
+    if st.st_uid != uid:
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "is writable by other users"
+    return ""
+
+
+def _warn(path: Path, problem: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(f"ludus: warning: not using the load cache in {path}: the folder {problem} "
+              "(set LUDUS_CACHE to a folder of your own, or use --no-cache)", file=sys.stderr)
+
+
+def open_folder(path: Path) -> tuple[Folder | None, str]:
+    """The cache folder ready for use (created 0700, with its key), or (None, why not).
+
+    A folder that belongs to another user or that others may write to is not used: anyone
+    who can write there could plant entries. That gives one warning per process.
+    """
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(path)
+    except OSError as exc:
+        return None, f"cache folder unusable ({exc.strerror or exc})"
+    problem = _untrusted(st)
+    if problem:
+        _warn(path, problem)
+        return None, f"cache folder not used: it {problem}"
+    try:
+        key = _key(path)
+    except OSError as exc:
+        return None, f"cache folder unusable ({exc.strerror or exc})"
+    if key is None:
+        return None, "cache folder unusable (no key)"
+    return Folder(path, key), ""
+
+
+def _read_key(path: Path) -> tuple[bytes | None, bool]:
+    """(The signing key kept at ``path``, or None if there is no good one; whether a file is there.)
+
+    The key is the file's random bytes bound to the file itself (device and inode), so the
+    entries of a cache folder copied from elsewhere, key and all, never verify.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return None, False
+    except OSError:
+        return None, True
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        raw = fh.read(_KEY_BYTES + 1) if stat.S_ISREG(st.st_mode) else b""
+    uid = _uid()
+    if len(raw) != _KEY_BYTES or (uid is not None and (st.st_uid != uid or st.st_mode & 0o077)):
+        return None, True
+    return hmac.new(raw, f"{st.st_dev}:{st.st_ino}".encode(), hashlib.sha256).digest(), True
+
+
+def _key(folder: Path) -> bytes | None:
+    """The folder's signing key, made (mode 0600) if it has none or a bad one."""
+    path = folder / KEY_FILE
+    key, exists = _read_key(path)
+    if key is not None:
+        return key
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-key-", dir=folder)  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(_KEY_BYTES))
+        if exists:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # unlike a rename, never replaces a key another process just made
+            except FileExistsError:
+                pass
+            except OSError:  # a file system without hard links
+                os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return _read_key(path)[0]
+
+
+def _read_entry(path: Path) -> bytes:
+    fd = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Corrupt("not a file")
+        if st.st_size > MAX_ENTRY_BYTES:
+            raise Corrupt("too large")
+        blob = fh.read(MAX_ENTRY_BYTES + 1)
+    if len(blob) > MAX_ENTRY_BYTES:
+        raise Corrupt("too large")
+    return blob
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def _strs(value: Any, n: int) -> bool:
+    return value.__class__ is list and len(value) == n and all(v.__class__ is str for v in value)
+
+
+def _header(line: str, manifest: Path) -> tuple[dict[str, Any] | None, str]:
+    header = json.loads(line)
+    if header.__class__ is not dict or header.get("format") != CACHE_FORMAT:
+        return None, "entry of another format"
+    if header.get("manifest") != str(manifest):
+        return None, "entry of another ruleset"
+    if header.get("engine") != engine_fingerprint():
+        return None, "engine or schemas changed"
+    reads, extends = header.get("reads"), header.get("extends")
+    if (reads.__class__ is not dict or not all(v.__class__ is str for v in reads.values())
+            or extends.__class__ is not list or not all(_strs(e, 3) for e in extends)
+            or header.get("digest").__class__ is not str):
+        raise Corrupt("header")
+    return header, ""
+
+
+def lookup(folder: Folder, manifest: Path, resolve: Any) -> tuple[Hit | None, str]:
     """The cached results for ``manifest`` if they are current, else (None, why not).
 
-    ``resolve(spec, folder)`` resolves an ``extends`` the way the loader does (it must
-    still give the same manifest).
+    Nothing is read from an entry before its signature is checked, and nothing in it is more
+    than plain data: any bytes at all give a hit or a miss, never an exception.
+    ``resolve(spec, folder)`` resolves an ``extends`` the way the loader does (it must still
+    give the same manifest).
     """
-    path = entry_path(folder, manifest)
+    path = entry_path(folder.path, manifest)
     try:
-        blob = path.read_bytes()
+        blob = _read_entry(path)
     except FileNotFoundError:
         return None, "no entry"
     except OSError as exc:
         return None, f"unreadable entry ({exc.strerror or exc})"
+    except Corrupt as exc:
+        return None, f"corrupt entry ({exc})"
+    start = len(_MAGIC) + _MAC_LEN + 1
+    if not blob.startswith(_MAGIC) or blob[start - 1:start] != b"\n":
+        return None, "corrupt entry"
+    body = blob[start:]
+    if not hmac.compare_digest(blob[len(_MAGIC):start - 1], _mac(folder.key, body)):
+        return None, "corrupt or foreign entry (its signature does not match this folder's key)"
     try:
-        if not blob.startswith(_MAGIC):
-            return None, "corrupt entry"
-        start = len(_MAGIC) + _HEADER_LEN.size
-        (hlen,) = _HEADER_LEN.unpack_from(blob, len(_MAGIC))
-        header = pickle.loads(blob[start:start + hlen])
-        payload = blob[start + hlen:]
-        if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
-            return None, "entry of another format"
-        if header.get("manifest") != str(manifest):
-            return None, "entry of another ruleset"
-        if header.get("engine") != engine_fingerprint():
-            return None, "engine or schemas changed"
+        lines = body.decode("utf-8").split("\n")
+        header, why = _header(lines[0], manifest)
+        if header is None:
+            return None, why
         for fname, digest in header["reads"].items():
             try:
                 current = hashlib.sha256(Path(fname).read_bytes()).hexdigest()
@@ -161,38 +324,135 @@ def lookup(folder: Path, manifest: Path, resolve: Any) -> tuple[Hit | None, str]
                     return None, f"'extends: {spec}' now finds another ruleset"
             except Exception:
                 return None, f"'extends: {spec}' no longer resolves"
-        if hashlib.sha256(payload).hexdigest() != header.get("payload"):
-            return None, "corrupt entry"
-        body = pickle.loads(payload)
-        return Hit(pickle.loads(body["doc"]), body["asts"], body["digest"]), ""
+        doc = json.loads(lines[1])
+        keys = json.loads(lines[2])
+        trees = lines[3:-1]
+        if doc.__class__ is not dict or keys.__class__ is not list or len(keys) != len(trees) or lines[-1]:
+            raise Corrupt("payload")
+        asts = {_memo_key(k): t for k, t in zip(keys, trees, strict=True)}
+        return Hit(doc, asts, header["digest"]), ""
     except Exception as exc:  # a damaged file can fail in many ways; it is only ever a miss
         return None, f"corrupt entry ({type(exc).__name__})"
 
 
-def store(folder: Path, manifest: Path, trace: Trace, doc: bytes, asts: dict[tuple, bytes],
-          digest: str) -> Path | None:
-    """Write the cache file for ``manifest``; None (silently) when the folder is not writable."""
-    payload = pickle.dumps({"doc": doc, "asts": asts, "digest": digest},
-                           protocol=pickle.HIGHEST_PROTOCOL)
-    header = pickle.dumps({"format": CACHE_FORMAT, "manifest": str(manifest), "engine": engine_fingerprint(),
-                           "reads": dict(trace.reads), "extends": list(trace.extends),
-                           "payload": hashlib.sha256(payload).hexdigest()}, protocol=pickle.HIGHEST_PROTOCOL)
-    path = entry_path(folder, manifest)
+def _memo_key(key: Any) -> tuple:
+    if key.__class__ is list and key and all(k.__class__ is str or k.__class__ is int for k in key):
+        return tuple(key)
+    raise Corrupt("memo key")
+
+
+def json_line(value: Any) -> bytes | None:
+    """``value`` as one line of ASCII JSON; None if it has no such form (see :func:`is_plain`)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
+    except (TypeError, ValueError):  # not plain data after all, or a number too long to write
+        return None
+
+
+def store(folder: Folder, manifest: Path, trace: Trace, doc: bytes, asts: dict[tuple, str],
+          digest: str) -> Path | None:
+    """Write the cache file for ``manifest``; None (silently) when it cannot be written.
+
+    ``doc`` is the document as one line of JSON (``loader._dump_document``), each of ``asts``
+    one line of JSON (:mod:`interpreter.dsl.astdata`).
+    """
+    header = json_line({"format": CACHE_FORMAT, "manifest": str(manifest), "engine": engine_fingerprint(),
+                        "reads": dict(trace.reads), "extends": [list(e) for e in trace.extends],
+                        "digest": digest})
+    keys = json_line([list(k) for k in asts])
+    if header is None or keys is None or not all(t.isascii() and "\n" not in t for t in asts.values()):
+        return None
+    body = b"\n".join([header, doc, keys, *(t.encode("ascii") for t in asts.values())]) + b"\n"
+    path = entry_path(folder.path, manifest)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder.path)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + _HEADER_LEN.pack(len(header)) + header + payload)
+                fh.write(_MAGIC + _mac(folder.key, body) + b"\n" + body)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _prune(folder)
+        _prune(folder.path)
     except OSError:
         return None
     return path
+
+
+def is_plain(value: Any) -> bool:
+    """Whether ``value`` is JSON exactly: JSON gives back what was written, no more, no less."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                return False
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif not (v is None or isinstance(v, str | int | float)):
+            return False
+    return True
+
+
+def smap_to_plain(dumped: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``SourceMap.dump()`` as plain data, in columns (one list of paths, one flat list of
+    numbers per table), which read back in a few passes of C rather than a loop per position."""
+    files, values, keys, texts = dumped
+    runs = [t[5] for t in texts.values()]
+    return {"files": list(files),
+            "values": [list(map(list, values)), [n for v in values.values() for n in v]],
+            "keys": [list(map(list, keys)), [n for v in keys.values() for n in v]],
+            "texts": [list(map(list, texts)), [n for t in texts.values() for n in t[:3]],
+                      [flag for t in texts.values() for flag in t[3:5]],
+                      [0 if r is None else len(r[0]) for r in runs],  # how many runs each text has
+                      [0 if r is None else r[2] for r in runs],  # how many characters
+                      [n for r in runs if r is not None for n in r[0]],  # where each run starts
+                      [list(p) for r in runs if r is not None for p in r[1]]]}  # its (line, col)
+
+
+def _ints(values: Any, n: int) -> list[int]:
+    if values.__class__ is not list or len(values) != n or not set(map(type, values)) <= {int}:
+        raise Corrupt("numbers")
+    return values
+
+
+def _places(files: list[str], column: Any) -> dict[tuple, tuple[int, int, int]]:
+    paths, at = column
+    _ints(at, 3 * len(paths))
+    if at and (min(at[0::3]) < 0 or max(at[0::3]) >= len(files)):
+        raise Corrupt("file index")
+    it = iter(at)
+    return dict(zip(map(tuple, paths), zip(it, it, it, strict=False), strict=True))
+
+
+def smap_from_plain(plain: Any) -> tuple[Any, ...]:
+    """The inverse of :func:`smap_to_plain`, checked: :class:`Corrupt` (or another ``Exception``)
+    for anything else, so that a restored map can never fail later, when a position is asked for."""
+    files = plain["files"]
+    if files.__class__ is not list or not set(map(type, files)) <= {str}:
+        raise Corrupt("file names")
+    values = _places(files, plain["values"])
+    keys = _places(files, plain["keys"])
+    paths, at, flags, counts, chars, starts, places = plain["texts"]
+    origins = _places(files, [paths, at])
+    _ints(counts, len(paths))
+    _ints(chars, len(paths))
+    _ints(starts, sum(counts))
+    if (places.__class__ is not list or len(places) != len(starts) or not set(map(type, places)) <= {list}
+            or not set(map(len, places)) <= {2} or not set(map(type, chain.from_iterable(places))) <= {int}):
+        raise Corrupt("character places")
+    if flags.__class__ is not list or len(flags) != 2 * len(paths) or not set(map(type, flags)) <= {bool}:
+        raise Corrupt("text flags")
+    if counts and (min(counts) < 0 or min(chars) < 0):
+        raise Corrupt("character places")
+    fl, st, pl = iter(flags), iter(starts), iter(places)
+    texts = {k: (*o, next(fl), next(fl),
+                 None if c == 0 else ((next(st),), (tuple(next(pl)),), n) if c == 1  # most texts are one run
+                 else (tuple(islice(st, c)), tuple(map(tuple, islice(pl, c))), n))
+             for (k, o), c, n in zip(origins.items(), counts, chars, strict=True)}
+    return (files, values, keys, texts)
 
 
 def _prune(folder: Path) -> None:

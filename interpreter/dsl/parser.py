@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import pickle
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import ast as A
+from . import astdata
 
 # Lark is imported when a text is first parsed, not with this module: a load from the
 # load cache parses nothing, so a process that only uses cached rulesets never imports it.
@@ -196,25 +196,35 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
 class AstMemo:
     """Parsed texts by (what, text): filled while a ruleset is parsed, replayed on a warm load.
 
-    Entries are kept pickled, so every lookup returns fresh nodes that no later stage can
-    have changed, and the whole memo can be written to the load cache as it is.
+    Entries are kept as JSON text (:mod:`interpreter.dsl.astdata`), so every lookup returns
+    fresh nodes that no later stage can have changed, and the whole memo can be written to
+    the load cache as plain data. An entry that does not read back is a miss: the text is
+    parsed again.
     """
 
-    def __init__(self, entries: dict[tuple, bytes] | None = None) -> None:
-        self.entries: dict[tuple, bytes] = entries if entries is not None else {}
+    def __init__(self, entries: dict[tuple, str] | None = None) -> None:
+        self.entries: dict[tuple, str] = entries if entries is not None else {}
         self.hits = 0
         self.misses = 0
 
     def get(self, key: tuple) -> Any:
-        blob = self.entries.get(key)
-        if blob is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        return pickle.loads(blob)
+        text = self.entries.get(key)
+        if text is not None:
+            try:
+                found = astdata.decode(text)
+            except astdata.Unreadable:
+                found = None
+            if found is not None:
+                self.hits += 1
+                return found
+        self.misses += 1
+        return None
 
     def put(self, key: tuple, value: Any) -> None:
-        self.entries[key] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.entries[key] = astdata.encode(value)
+        except (TypeError, ValueError):  # no plain form (or a number too long to write): not kept
+            self.entries.pop(key, None)
 
 
 _MEMO: contextvars.ContextVar[AstMemo | None] = contextvars.ContextVar("ludus_ast_memo", default=None)
