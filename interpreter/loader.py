@@ -7,10 +7,12 @@ follow-on noise).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import json
 import os
+import pickle
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,14 @@ SECTIONS = ("kinds", "zones", "globals", "entities", "tables", "functions", "mod
 NAMESPACE_SECTIONS = ("entities", "globals", "zones", "tables", "functions", "modifier_points")
 
 
+# What one load may read (see docs/security.md): a chain of 'extends' this long at most, this
+# many files listed in one manifest, this many bytes of YAML in all (each file also has its own
+# cap, yamlsource.MAX_FILE_BYTES).
+MAX_EXTENDS = 16
+MAX_FILES = 256
+MAX_LOAD_BYTES = 8 << 20
+
+
 def ruleset_dirs() -> list[Path]:
     """Folders searched for bundled rulesets: ``$LUDUS_PATH`` entries, then rulesets/."""
     dirs = [Path(p) for p in os.environ.get("LUDUS_PATH", "").split(os.pathsep) if p]
@@ -55,32 +65,66 @@ def ruleset_dirs() -> list[Path]:
 
 
 def bundled_names() -> list[str]:
+    """The names of the rulesets in :func:`ruleset_dirs` (folders holding a ruleset.yaml)."""
     names: set[str] = set()
     for d in ruleset_dirs():
-        if d.is_dir():
-            names.update(p.name for p in d.iterdir() if (p / MANIFEST).is_file())
+        try:
+            names.update(p.name for p in d.iterdir() if _is(Path.is_file, p / MANIFEST))
+        except (OSError, ValueError):  # a LUDUS_PATH entry that is not a readable folder
+            continue
     return sorted(names)
 
 
+def _is(test: Any, path: Path) -> bool:
+    """``test(path)`` (Path.is_file, Path.is_dir), False for a name the system cannot even look up."""
+    try:
+        return bool(test(path))
+    except (OSError, ValueError):  # a name too long, a NUL byte, no permission
+        return False
+
+
+def _manifest_at(c: Path) -> Path | None:
+    """The manifest of ``c`` (a folder holding ruleset.yaml, or a .yaml file), resolved."""
+    if _is(Path.is_dir, c) and _is(Path.is_file, c / MANIFEST):
+        return (c / MANIFEST).resolve()
+    if c.suffix in (".yaml", ".yml") and _is(Path.is_file, c):
+        return c.resolve()
+    return None
+
+
+def _bundled(spec: str) -> Path | None:
+    """The manifest of the bundled (or ``LUDUS_PATH``) ruleset called ``spec``, if there is one."""
+    if "/" in spec or os.sep in spec or spec in ("", ".", ".."):
+        return None
+    for d in ruleset_dirs():
+        if _is(Path.is_file, d / spec / MANIFEST):
+            return (d / spec / MANIFEST).resolve()
+    return None
+
+
+def _shown(text: str, n: int = 60) -> str:
+    """``text`` cut for a message: a hostile file or log may give names of any length."""
+    return text if len(text) <= n else text[:n] + "…"
+
+
 def find_ruleset(spec: str, relative_to: Path | None = None) -> Path:
-    """Resolve a ruleset argument (folder, manifest file, or bundled name) to its manifest."""
-    candidates = []
+    """Resolve a ruleset argument (folder, manifest file, or bundled name) to its manifest.
+
+    Any text gives either a manifest or the one "no ruleset" error, never an OSError.
+    """
     p = Path(spec)
-    if relative_to is not None and not p.is_absolute():
-        candidates.append(relative_to / p)
-    candidates.append(p)
-    for c in candidates:
-        if c.is_dir() and (c / MANIFEST).is_file():
-            return (c / MANIFEST).resolve()
-        if c.is_file() and c.suffix in (".yaml", ".yml"):
-            return c.resolve()
-    if "/" not in spec and os.sep not in spec:
-        for d in ruleset_dirs():
-            if (d / spec / MANIFEST).is_file():
-                return (d / spec / MANIFEST).resolve()
-    raise LudusError([Diagnostic(Loc(spec), f"no ruleset '{spec}'",
-                                 did_you_mean(spec, bundled_names()) or
-                                 "give a folder holding ruleset.yaml, or one of: " + ", ".join(bundled_names()))])
+    candidates = [relative_to / p] if relative_to is not None and not p.is_absolute() else []
+    for c in (*candidates, p):
+        found = _manifest_at(c)
+        if found is not None:
+            return found
+    found = _bundled(spec)
+    if found is not None:
+        return found
+    names = bundled_names()
+    raise LudusError([Diagnostic(Loc(_shown(spec)), f"no ruleset '{_shown(spec)}'",
+                                 did_you_mean(spec[:100], names) or
+                                 "give a folder holding ruleset.yaml, or one of: " + ", ".join(names))])
 
 
 # ====================================================================== documents
@@ -94,14 +138,77 @@ class Document:
         self.removed: dict[PathKey, Any] = {}  # (section, id) -> location of the patch that removed it
 
 
+class _Reach:
+    """Where one load may read: the roots ``extends`` may lead into, and the bytes left to read.
+
+    The roots are the bundled and ``LUDUS_PATH`` folders and the *workspace*: the folder that
+    holds the folder of the ruleset being loaded (so an overlay may extend a sibling folder).
+    """
+
+    def __init__(self, manifest_path: Path) -> None:
+        folder = manifest_path.resolve().parent
+        workspace = folder.parent if folder.parent != folder else folder
+        roots = []
+        for d in ruleset_dirs():
+            try:
+                roots.append(d.resolve())
+            except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+                continue
+        self.roots = (*roots, workspace)
+        self.left = MAX_LOAD_BYTES
+
+    def holds(self, path: Path) -> bool:
+        return any(path.is_relative_to(r) for r in self.roots)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is inside ``folder`` once both are resolved (symlinks followed)."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def find_ruleset_from(spec: str, folder: Path, reach: _Reach | None = None) -> Path:
+    """Resolve an ``extends`` written in the manifest of ``folder``.
+
+    A path relative to ``folder`` (never to the working folder), else the name of a bundled or
+    ``LUDUS_PATH`` ruleset. With ``reach``, a target outside its roots is refused before it is
+    looked at; the load cache resolves without it, and needs no check: it compares the target
+    with the one recorded, and whether that is allowed depends only on the target, the top
+    manifest and ``LUDUS_PATH``, which name the cache entry.
+    """
+    local = folder / spec
+    try:
+        resolved = local.resolve()
+    except (OSError, ValueError, RuntimeError):
+        resolved = local
+    if reach is not None and not reach.holds(resolved) and _bundled(spec) is None:
+        raise _Outside(spec)
+    found = _manifest_at(resolved) or _bundled(spec)
+    if found is None:
+        raise LudusError([Diagnostic(Loc(_shown(spec)), f"no ruleset '{_shown(spec)}'")])
+    if reach is not None and not reach.holds(found.parent):
+        raise _Outside(spec)
+    return found
+
+
+class _Outside(Exception):
+    """An ``extends`` that leads outside the roots a load may read."""
+
+
 def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path, ...] = (),
-                  trace: loadcache.Trace | None = None) -> Document:
+                  trace: loadcache.Trace | None = None, reach: _Reach | None = None) -> Document:
     """Load a manifest and its files (and, first, the ruleset it extends).
 
-    ``trace``, when given, records what was read (for the load cache).
+    ``trace``, when given, records what was read (for the load cache). ``reach`` (made for the
+    top manifest when not given) bounds what the whole chain may read: ``files`` stay inside
+    their ruleset's folder, ``extends`` inside the roots of :class:`_Reach`, at most
+    :data:`MAX_EXTENDS` deep, :data:`MAX_FILES` files per manifest, :data:`MAX_LOAD_BYTES` in all.
     """
     from .schemas import validate  # a full load only (and jsonschema only for an invalid document)
 
+    reach = reach or _Reach(manifest_path)
     reads = trace.reads if trace is not None else None
     manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml", reads=reads)
     validate("manifest", manifest, msmap, diags)
@@ -110,29 +217,53 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
     folder = manifest_path.parent
     doc = Document()
     if manifest.get("extends"):
+        spec = str(manifest["extends"])
         loc = msmap.loc(("extends",))
         try:
-            parent = find_ruleset(str(manifest["extends"]), folder)
+            parent = find_ruleset_from(spec, folder, reach)
+        except _Outside:
+            diags.append(Diagnostic(loc, f"extends '{_shown(spec)}', which is outside the folders a ruleset may "
+                                    "extend", "name a bundled ruleset, one under LUDUS_PATH, or a folder beside "
+                                    "this ruleset's folder"))
+            raise LudusError(diags) from None
         except LudusError:
-            diags.append(Diagnostic(loc, f"extends unknown ruleset '{manifest['extends']}'",
-                                    did_you_mean(str(manifest["extends"]), bundled_names())))
+            diags.append(Diagnostic(loc, f"extends unknown ruleset '{_shown(spec)}'",
+                                    did_you_mean(spec[:100], bundled_names())))
             raise LudusError(diags) from None
         if parent in seen + (manifest_path,):
             chain = " -> ".join(p.parent.name for p in seen + (manifest_path, parent))
             diags.append(Diagnostic(loc, f"extends cycle: {chain}", "a ruleset cannot extend itself, even indirectly"))
             raise LudusError(diags)
+        if len(seen) + 1 >= MAX_EXTENDS:
+            diags.append(Diagnostic(loc, f"too many rulesets extend one another (at most {MAX_EXTENDS})",
+                                    "extend the base ruleset more directly"))
+            raise LudusError(diags)
         if trace is not None:
-            trace.extends.append((str(folder), str(manifest["extends"]), str(parent)))
-        doc = load_document(parent, diags, seen + (manifest_path,), trace)
+            trace.extends.append((str(folder), spec, str(parent)))
+        doc = load_document(parent, diags, seen + (manifest_path,), trace, reach)
     doc.manifests.append((manifest_path, manifest, msmap))
     files = manifest.get("files") or []
+    if len(files) > MAX_FILES:
+        diags.append(Diagnostic(msmap.loc(("files",)), f"{len(files)} files listed (at most {MAX_FILES})",
+                                "put more into each file"))
+        raise LudusError(diags)
     patches: list[tuple[Any, SourceMap, PathKey]] = []
     for i, name in enumerate(files):
         fpath = folder / str(name)
-        if not fpath.is_file():
-            diags.append(Diagnostic(msmap.loc(("files", i)), f"file not found: {name}",
+        if not _inside(fpath, folder):
+            diags.append(Diagnostic(msmap.loc(("files", i)), f"file '{_shown(str(name))}' is outside the ruleset's "
+                                    "folder", "a ruleset reads only files inside the folder of its ruleset.yaml"))
+            continue
+        if not _is(Path.is_file, fpath):
+            diags.append(Diagnostic(msmap.loc(("files", i)), f"file not found: {_shown(str(name))}",
                                     "check the name in 'files'"))
             continue
+        with contextlib.suppress(OSError):  # then reading it says why
+            reach.left -= fpath.stat().st_size
+        if reach.left < 0:
+            diags.append(Diagnostic(msmap.loc(("files", i)), f"the ruleset's files hold more than "
+                                    f"{MAX_LOAD_BYTES:,} bytes of YAML in all", "a ruleset may hold at most 8 MiB"))
+            raise LudusError(diags)
         try:
             data, smap = load_yaml(fpath, reads=reads)
         except LudusError as exc:
@@ -186,20 +317,16 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
     global _LAST
     start = time.perf_counter()
     manifest_path = find_ruleset(str(spec))
-    where = loadcache.cache_dir(cache)
-    info = loadcache.LoadInfo(str(manifest_path), "off" if where is None else "miss")
+    folder = loadcache.cache_dir(cache)
+    info = loadcache.LoadInfo(str(manifest_path), "off" if folder is None else "miss")
     _LAST = info
-    folder = None
-    if where is not None:
-        folder, info.reason = loadcache.open_folder(where)
-        loadcache.STATS["misses"] += folder is None
     if folder is not None:
         hit, info.reason = loadcache.lookup(folder, manifest_path, find_ruleset_from)
         if hit is not None:
             rs = _warm(hit)
             if rs is not None:
                 loadcache.STATS["hits"] += 1
-                info.cache, info.entry = "hit", str(loadcache.entry_path(folder.path, manifest_path))
+                info.cache, info.entry = "hit", str(loadcache.entry_path(folder, manifest_path))
                 info.seconds = time.perf_counter() - start
                 return rs
             info.reason = "the cached ruleset no longer builds"
@@ -212,11 +339,6 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
             info.written, info.entry = True, str(written)
     info.seconds = time.perf_counter() - start
     return rs
-
-
-def find_ruleset_from(spec: str, folder: Path) -> Path:
-    """Resolve an ``extends`` written in the manifest of ``folder``."""
-    return find_ruleset(spec, folder)
 
 
 def _cold(manifest_path: Path, record: bool) -> tuple[Ruleset, loadcache.Trace | None, bytes | None,
@@ -258,41 +380,25 @@ def _warm(hit: loadcache.Hit) -> Ruleset | None:
     return None if diags else rs
 
 
-def _dump_document(doc: Document) -> bytes | None:
-    """The document as the load cache keeps it (one line of JSON); None if it is not plain data.
-
-    Written at once, so that nothing a later stage does to the document can reach the cache.
-    """
-    if not all(isinstance(v, Loc) for v in doc.removed.values()):
-        return None
+def _dump_document(doc: Document) -> bytes:
+    """The document in the compact form the load cache keeps."""
     removed = SourceMap()
-    removed.values = dict(doc.removed)
-    dumped = {
-        "data": doc.data,
-        "manifests": [[str(p), m, loadcache.smap_to_plain(s.dump())] for p, m, s in doc.manifests],
-        "smap": loadcache.smap_to_plain(doc.smap.dump()),
-        "removed": loadcache.smap_to_plain(removed.dump()),
-    }
-    if not (loadcache.is_plain(doc.data) and all(loadcache.is_plain(m) for _p, m, _s in doc.manifests)):
-        return None
-    return loadcache.json_line(dumped)
+    removed.values = {k: v for k, v in doc.removed.items() if isinstance(v, Loc)}
+    return pickle.dumps({
+        "data": doc.data, "smap": doc.smap.dump(),
+        "manifests": [(str(p), m, s.dump()) for p, m, s in doc.manifests],
+        "removed": removed.dump(),
+        "removed_other": {k: v for k, v in doc.removed.items() if not isinstance(v, Loc)},
+    }, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _restore_document(dumped: dict[str, Any]) -> Document:
-    """The inverse of :func:`_dump_document`; raises on anything that is not its output."""
     doc = Document()
-    data = dumped["data"]
-    if not isinstance(data, dict):
-        raise loadcache.Corrupt("document")
-    doc.data = data
-    doc.smap = SourceMap.restore(loadcache.smap_from_plain(dumped["smap"]))
-    for p, m, s in dumped["manifests"]:
-        if not isinstance(p, str) or not isinstance(m, dict):
-            raise loadcache.Corrupt("manifest")
-        doc.manifests.append((Path(p), m, SourceMap.restore(loadcache.smap_from_plain(s))))
-    if not doc.manifests:
-        raise loadcache.Corrupt("manifest")
-    doc.removed = dict(SourceMap.restore(loadcache.smap_from_plain(dumped["removed"])).values)
+    doc.data = dumped["data"]
+    doc.smap = SourceMap.restore(dumped["smap"])
+    doc.manifests = [(Path(p), m, SourceMap.restore(s)) for p, m, s in dumped["manifests"]]
+    doc.removed = dict(SourceMap.restore(dumped["removed"]).values)
+    doc.removed.update(dumped["removed_other"])
     return doc
 
 

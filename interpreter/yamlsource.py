@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 PathKey = tuple[str | int, ...]
 
+# What one YAML file may cost (rule files, manifests, scenarios alike); past any of these the
+# file is refused with a located error. The largest bundled file is about 13 KB.
+MAX_FILE_BYTES = 1 << 20
+MAX_DEPTH = 100  # mappings and lists inside one another; keeps every reader off Python's recursion limit
+MAX_INT_DIGITS = 100  # an integer written with more characters than this is no game's number
+
 
 @dataclass(frozen=True, slots=True)
 class TextOrigin:
@@ -338,7 +344,8 @@ def _ruamel() -> Any:
             MarkedYAMLError=MarkedYAMLError,
             DoubleQuotedScalarString=DoubleQuotedScalarString, FoldedScalarString=FoldedScalarString,
             LiteralScalarString=LiteralScalarString, SingleQuotedScalarString=SingleQuotedScalarString,
-            Containers=(CommentedMap, CommentedSeq), Quoted=(DoubleQuotedScalarString, SingleQuotedScalarString))
+            Containers=(CommentedMap, CommentedSeq), Quoted=(DoubleQuotedScalarString, SingleQuotedScalarString),
+            GuardedComposer=None)
     return _RUAMEL
 
 
@@ -350,9 +357,61 @@ def _yaml() -> YAML:
     # saves a fifth of the reading time; the data, positions and errors are the same.
     y.Scanner = R.Scanner
     y.Parser = R.Parser
+    y.Composer = _guarded_composer()
     y.preserve_quotes = True
     y.allow_duplicate_keys = False
     return y
+
+
+class _Refused(Exception):
+    """What the guarded composer refuses: a message, a hint and ruamel's mark of the place."""
+
+    def __init__(self, message: str, hint: str, mark: Any) -> None:
+        super().__init__(message)
+        self.message, self.hint, self.mark = message, hint, mark
+
+
+_NO_ALIASES = ("write the value out in full: Ludus reads no anchors (&name) or aliases (*name), "
+               "which let a small file stand for an unbounded amount of data")
+
+
+def _guarded_composer() -> type:
+    """ruamel's composer, refusing what could make a small file cost unbounded time or memory.
+
+    It meets every node before it is built, in file order: an alias or an anchor, a mapping or
+    list nested more than :data:`MAX_DEPTH` deep (before ruamel's own recursion goes deeper),
+    an integer written with more than :data:`MAX_INT_DIGITS` characters (before it is converted).
+    """
+    R = _ruamel()
+    if R.GuardedComposer is None:
+        from ruamel.yaml.composer import Composer
+        from ruamel.yaml.events import AliasEvent, CollectionStartEvent
+        from ruamel.yaml.nodes import ScalarNode
+
+        class GuardedComposer(Composer):
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                ev = self.parser.peek_event()
+                if isinstance(ev, AliasEvent):
+                    raise _Refused(f"YAML alias '*{_short(ev.anchor)}' is not allowed", _NO_ALIASES, ev.start_mark)
+                if ev.anchor is not None:
+                    raise _Refused(f"YAML anchor '&{_short(ev.anchor)}' is not allowed", _NO_ALIASES, ev.start_mark)
+                if isinstance(ev, CollectionStartEvent) and self.depth >= MAX_DEPTH:
+                    raise _Refused(f"nested too deeply: more than {MAX_DEPTH} mappings and lists inside one another",
+                                   "flatten the data", ev.start_mark)
+                node = super().compose_node(parent, index)
+                if isinstance(node, ScalarNode) and len(node.value) > MAX_INT_DIGITS \
+                        and str(getattr(node.tag, "value", node.tag)) == _INT:
+                    raise _Refused(f"number too long: {len(node.value):,} characters (at most {MAX_INT_DIGITS})",
+                                   "no game needs a number this large", node.start_mark)
+                return node
+
+        R.GuardedComposer = GuardedComposer
+    return R.GuardedComposer
+
+
+def _short(text: str, n: int = 40) -> str:
+    """``text`` cut to ``n`` characters for a message (a hostile file may hold huge names)."""
+    return text if len(text) <= n else text[:n] + "…"
 
 
 def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check the path",
@@ -360,11 +419,15 @@ def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check t
     """Load one YAML file into plain data and a :class:`SourceMap` rooted at ``root``.
 
     ``reads``, when given, records the SHA-256 of the bytes that were parsed, by path
-    (the load cache checks them to know a cached result is still current).
+    (the load cache checks them to know a cached result is still current). A file larger
+    than :data:`MAX_FILE_BYTES` is refused before it is parsed.
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)  # never more: a device or a growing file cannot flood memory
+        if len(raw) > MAX_FILE_BYTES:
+            raise _too_big(str(p))
         # the same text read_text() gives: UTF-8 with universal newlines
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
@@ -376,6 +439,11 @@ def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check t
     return load_yaml_text(text, str(p), root)
 
 
+def _too_big(filename: str) -> LudusError:
+    return error(Loc(filename, 1, 1), f"file too large: more than {MAX_FILE_BYTES:,} bytes",
+                 "a YAML file may hold at most 1 MiB; split it into several files")
+
+
 def load_yaml_text(text: str, filename: str, root: PathKey = (), *, fast: bool = True) -> tuple[Any, SourceMap]:
     """Parse YAML ``text`` (named ``filename`` in messages).
 
@@ -383,13 +451,21 @@ def load_yaml_text(text: str, filename: str, root: PathKey = (), *, fast: bool =
     are made of; whatever it leaves aside (errors, anchors, tags, unusual scalars) is read by
     ruamel's round-trip loader, which also words every error. Both give the same data and the
     same :class:`SourceMap`; ``fast=False`` uses the round-trip loader alone.
+
+    Anchors and aliases, nesting deeper than :data:`MAX_DEPTH` and integers longer than
+    :data:`MAX_INT_DIGITS` are refused (by the round-trip loader's composer, so the message and
+    its place are the same whichever reader met them first).
     """
+    if len(text) > MAX_FILE_BYTES:
+        raise _too_big(filename)
     if fast:
         done = _read_fast(text, filename, root)
         if done is not None:
             return done
     try:
         doc = _yaml().load(text)
+    except _Refused as exc:
+        raise error(_mark(exc.mark, filename), exc.message, exc.hint) from None
     except _ruamel().MarkedYAMLError as exc:
         raise _yaml_error(exc, filename, text) from None
     except Exception as exc:  # ruamel raises a few unmarked errors too
@@ -644,7 +720,7 @@ def _plain_value(F: Any, value: str) -> Any:
         return None
     if tag == _BOOL:
         return value in ("true", "True", "TRUE")
-    if tag == _INT and _DECIMAL.match(value):
+    if tag == _INT and len(value) <= MAX_INT_DIGITS and _DECIMAL.match(value):
         return int(value)
     return _NOT_PLAIN
 
@@ -656,7 +732,8 @@ def _read_fast(text: str, filename: str, root: PathKey) -> tuple[Any, SourceMap]
     installed, when the text has an error (so every message keeps its wording and place), or
     when it uses something read here only approximately: anchors and aliases, tags, directives,
     several documents, a key that is not a scalar or that appears twice, a value whose type
-    the resolver says is not text, null, a boolean or a decimal integer.
+    the resolver says is not text, null, a boolean or a decimal integer. What the round-trip
+    loader refuses (see :func:`load_yaml_text`) is left to it too, so it is worded once.
     """
     F = _fast()
     if not F:
@@ -678,9 +755,11 @@ class _FastReader:
         self.filename = filename
         self.lines = text.splitlines()
         self.values, self.keys, self.texts = smap._values, smap._keys, smap._texts
+        self.deepest = MAX_DEPTH  # the length of path below which a list or mapping may still start
 
     def document(self, root: PathKey) -> Any:
         F, get = self.F, self.get
+        self.deepest = len(root) + MAX_DEPTH
         if type(get()) is not F.StreamStart:
             raise _Unsupported
         self.values[root] = Loc(self.filename, 1, 1)
@@ -700,6 +779,8 @@ class _FastReader:
         t = type(ev)
         if ev.anchor is not None or getattr(ev, "tag", None) is not None:
             raise _Unsupported
+        if (t is F.MapStart or t is F.SeqStart) and len(path) >= self.deepest:
+            raise _Unsupported  # too deep: the full reader refuses it (a path step is a level of nesting)
         if t is F.MapStart:
             return self.mapping(path)
         if t is F.SeqStart:
