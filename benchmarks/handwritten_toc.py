@@ -248,6 +248,24 @@ class Board:
         return [r for r in [loc] + E[loc]["adjacent"]
                 if any(not E[b]["leader"] for b in self.zones["barbarians@" + r])]
 
+    def army_region(self, a: str) -> str:
+        e = self.ents[a]
+        return e["location"] if e["kind"] == "general" else e["zone"].partition("@")[2]
+
+    def mob_dispersers(self, p: str) -> list[str]:
+        E = self.ents
+        out = [g for g in self.armies_of(p) if E[E[g]["location"]]["type"] == "province"
+               and self.ruler(E[g]["location"]) == p and E[E[g]["location"]]["mobs"] > 0]
+        return out + [self.zones["garrison@" + r][0] for r in self.governed(p)
+                      if E[r]["mobs"] > 0 and len(self.zones["garrison@" + r]) > 0
+                      and not any(E[g]["location"] == r and E[g]["in_capital"] for g in self.armies_of(p))]
+
+    def disperser_label(self, a: str) -> str:
+        if self.ents[a]["kind"] == "militia":
+            return "the Militia (1 unit)"
+        n = len(self.side_units(a, self.army_region(a)))
+        return "the army (1 unit)" if n == 1 else f"the army ({n} units)"
+
     # ---------------------------------------------------------------- combat (ToC 8)
     def unit_type(self, u: str) -> str:
         E = self.ents
@@ -401,6 +419,15 @@ class Board:
         self.ents[c]["event_used"] = True
         self.text(f"{self.label(p)} uses the event of {self.label(c)}")
 
+    def defeated_army_retreats(self, g: str, defending: bool) -> bool:
+        return defending and self.ents[g]["in_capital"]  # ToC 8.3: only a defender in its capital
+
+    def retreat(self, g: str, r: str) -> None:
+        e = self.ents[g]
+        e["in_capital"] = False
+        e["castra"] = False
+        self.text(f"{self.label(e['owner'])}'s army retreats out of the capital of {self.label(r)}")
+
     def disband_if_empty(self, g: str) -> None:
         e = self.ents[g]
         if len(self.zones["units@" + g]) == 0 and e["zone"] == "armies":
@@ -475,10 +502,8 @@ class Board:
             E[p]["legacy"] += 2 + barbarians_removed
             self.text(f"{self.label(p)} wins the battle in {self.label(r)} ({att_hits} hits to {def_hits}) "
                       f"and gains {2 + barbarians_removed} legacy")
-            if T["kind"] == "general" and T["in_capital"] and def_left > 0:
-                T["in_capital"] = False
-                T["castra"] = False
-                self.text(f"{self.label(T['owner'])}'s army retreats out of the capital of {self.label(r)}")
+            if T["kind"] == "general" and def_left > 0 and self.defeated_army_retreats(target, True):
+                self.retreat(target, r)
             if T["kind"] == "barbarian":
                 for b in self.side_units(target, r):
                     E[b]["active"] = True
@@ -491,10 +516,8 @@ class Board:
             if defender is not None:
                 E[defender]["legacy"] += 2
             self.text(f"{self.target_label(target, r)} holds {self.label(r)} ({def_hits} hits to {att_hits})")
-            if A["in_capital"] and att_left > 0:
-                A["in_capital"] = False
-                A["castra"] = False
-                self.text(f"{self.label(p)}'s army retreats out of the capital of {self.label(r)}")
+            if att_left > 0 and self.defeated_army_retreats(att, False):
+                self.retreat(att, r)
         else:
             self.text(f"Both armies in {self.label(r)} are destroyed")
         self.disband_if_empty(att)
@@ -602,11 +625,11 @@ class Board:
             add(f"Move the army in {label(E[g]['location'])} into its capital (free)", "enter_capital", {"gen": g})
         for g in [g for g in self.armies_of(actor) if E[g]["in_capital"]]:  # leave_capital
             add(f"Move the army in {label(E[g]['location'])} out of its capital (free)", "leave_capital", {"gen": g})
-        for g in [g for g in self.armies_of(actor)  # disperse_mob
-                  if E[E[g]["location"]]["type"] == "province" and self.ruler(E[g]["location"]) == actor
-                  and E[E[g]["location"]]["mobs"] > 0]:
+        for g in self.mob_dispersers(actor):  # disperse_mob
             if a["military"] >= 1:
-                add(f"Disperse the mob in {label(E[g]['location'])} for 1 Military", "disperse_mob", {"gen": g})
+                r = self.army_region(g)
+                add(f"Disperse the mob in {label(r)} with {self.disperser_label(g)} for 1 Military", "disperse_mob",
+                    {"army": g})
         for g in [g for g in Z["unclaimed@" + actor] if E[g]["kind"] == "governor" and E[g]["cost"] <= a["senate"]]:
             add(f"Recruit a governor for {E[g]['cost']} Senate", "recruit_governor", {"gov": g})
         for r in [r for r in self.provinces() if self.ruler(r) != actor and not E[r]["no_place"]  # place_governor
