@@ -12,7 +12,6 @@ import gc
 import hashlib
 import json
 import os
-import pickle
 import time
 from pathlib import Path
 from typing import Any
@@ -317,16 +316,20 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
     global _LAST
     start = time.perf_counter()
     manifest_path = find_ruleset(str(spec))
-    folder = loadcache.cache_dir(cache)
-    info = loadcache.LoadInfo(str(manifest_path), "off" if folder is None else "miss")
+    where = loadcache.cache_dir(cache)
+    info = loadcache.LoadInfo(str(manifest_path), "off" if where is None else "miss")
     _LAST = info
+    folder = None
+    if where is not None:
+        folder, info.reason = loadcache.open_folder(where)
+        loadcache.STATS["misses"] += folder is None
     if folder is not None:
         hit, info.reason = loadcache.lookup(folder, manifest_path, find_ruleset_from)
         if hit is not None:
             rs = _warm(hit)
             if rs is not None:
                 loadcache.STATS["hits"] += 1
-                info.cache, info.entry = "hit", str(loadcache.entry_path(folder, manifest_path))
+                info.cache, info.entry = "hit", str(loadcache.entry_path(folder.path, manifest_path))
                 info.seconds = time.perf_counter() - start
                 return rs
             info.reason = "the cached ruleset no longer builds"
@@ -380,25 +383,41 @@ def _warm(hit: loadcache.Hit) -> Ruleset | None:
     return None if diags else rs
 
 
-def _dump_document(doc: Document) -> bytes:
-    """The document in the compact form the load cache keeps."""
+def _dump_document(doc: Document) -> bytes | None:
+    """The document as the load cache keeps it (one line of JSON); None if it is not plain data.
+
+    Written at once, so that nothing a later stage does to the document can reach the cache.
+    """
+    if not all(isinstance(v, Loc) for v in doc.removed.values()):
+        return None
     removed = SourceMap()
-    removed.values = {k: v for k, v in doc.removed.items() if isinstance(v, Loc)}
-    return pickle.dumps({
-        "data": doc.data, "smap": doc.smap.dump(),
-        "manifests": [(str(p), m, s.dump()) for p, m, s in doc.manifests],
-        "removed": removed.dump(),
-        "removed_other": {k: v for k, v in doc.removed.items() if not isinstance(v, Loc)},
-    }, protocol=pickle.HIGHEST_PROTOCOL)
+    removed.values = dict(doc.removed)
+    dumped = {
+        "data": doc.data,
+        "manifests": [[str(p), m, loadcache.smap_to_plain(s.dump())] for p, m, s in doc.manifests],
+        "smap": loadcache.smap_to_plain(doc.smap.dump()),
+        "removed": loadcache.smap_to_plain(removed.dump()),
+    }
+    if not (loadcache.is_plain(doc.data) and all(loadcache.is_plain(m) for _p, m, _s in doc.manifests)):
+        return None
+    return loadcache.json_line(dumped)
 
 
 def _restore_document(dumped: dict[str, Any]) -> Document:
+    """The inverse of :func:`_dump_document`; raises on anything that is not its output."""
     doc = Document()
-    doc.data = dumped["data"]
-    doc.smap = SourceMap.restore(dumped["smap"])
-    doc.manifests = [(Path(p), m, SourceMap.restore(s)) for p, m, s in dumped["manifests"]]
-    doc.removed = dict(SourceMap.restore(dumped["removed"]).values)
-    doc.removed.update(dumped["removed_other"])
+    data = dumped["data"]
+    if not isinstance(data, dict):
+        raise loadcache.Corrupt("document")
+    doc.data = data
+    doc.smap = SourceMap.restore(loadcache.smap_from_plain(dumped["smap"]))
+    for p, m, s in dumped["manifests"]:
+        if not isinstance(p, str) or not isinstance(m, dict):
+            raise loadcache.Corrupt("manifest")
+        doc.manifests.append((Path(p), m, SourceMap.restore(loadcache.smap_from_plain(s))))
+    if not doc.manifests:
+        raise loadcache.Corrupt("manifest")
+    doc.removed = dict(SourceMap.restore(loadcache.smap_from_plain(dumped["removed"])).values)
     return doc
 
 
