@@ -171,7 +171,7 @@ def _warn(path: Path, problem: str) -> None:
     global _warned
     if not _warned:
         _warned = True
-        print(f"ludus: warning: not using the load cache in {path}: the folder {problem} "
+        print(f"ludus: warning: load cache folder {path} not used: it {problem} "
               "(set LUDUS_CACHE to a folder of your own, or use --no-cache)", file=sys.stderr)
 
 
