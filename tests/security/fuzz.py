@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
 RULESETS = ROOT / "rulesets"
 ENGINE = ROOT  # the checkout whose ``python -m interpreter`` runs (see use_engine)
@@ -62,6 +64,8 @@ class Source:
     players: int  # the smallest player count (an overlay's is its base's)
     dsl_lines: dict[str, list[int]] = field(default_factory=dict)  # rules-text lines (0-based) per YAML file
     names: list[str] = field(default_factory=list)  # names used in its rules texts
+    base: str | None = None  # the ruleset it extends
+    texts: list[tuple[tuple[Any, ...], str]] = field(default_factory=list)  # (path, rules text) of its entries
 
     @property
     def yaml_files(self) -> list[str]:
@@ -98,9 +102,13 @@ def source(name: str) -> Source:
         files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
                  if p.is_file() and "__pycache__" not in p.parts}
         src = Source(name, files, _min_players(folder))
+        src.base = _manifest(folder).get("extends")
         found: set[str] = set()
         for path in src.yaml_files:
             lines = files[path].decode("utf-8").split("\n")
+            data = yaml.load(files[path], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            src.texts += [(p, v) for p, v in _nodes(data) if isinstance(v, str) and len(p) >= 2 and p[0] != "patches"
+                          and (p[-1] in DSL_KEYS or p[-2] in ("params", "metrics", "tiebreaks"))]
             src.dsl_lines[path] = _rules_lines(lines)
             for i in src.dsl_lines[path]:
                 found.update(t for t in TOKEN.findall(lines[i]) if t[0].isalpha() and t not in KEYWORDS)
@@ -109,10 +117,13 @@ def source(name: str) -> Source:
     return _SOURCES[name]
 
 
-def _min_players(folder: Path) -> int:
-    import yaml
+def _manifest(folder: Path) -> dict[str, Any]:
+    data = yaml.safe_load((folder / MANIFEST).read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
 
-    manifest = yaml.safe_load((folder / MANIFEST).read_text(encoding="utf-8")) or {}
+
+def _min_players(folder: Path) -> int:
+    manifest = _manifest(folder)
     players = manifest.get("players") or {}
     if "min" in players:
         return int(players["min"])
@@ -465,27 +476,40 @@ def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
 
 # ---------------------------------------------------------------- rules language
 def _dsl(rand: random.Random, src: Source, path: str, files: dict[str, bytes]) -> str:
-    with_rules = [p for p in src.yaml_files if src.dsl_lines.get(p)]
-    if not with_rules:
+    kind = rand.choice(_DSL_KINDS)
+    # rules texts are the point here, whichever file was drawn; a kind that needs a statement
+    # (a roll, a call) looks for a line holding one
+    need = _NEEDS.get(kind)
+    places = [(p, i) for p in src.yaml_files for i in src.dsl_lines.get(p, [])
+              if need is None or need.search(src.files[p].decode("utf-8").split("\n")[i])]
+    if not places:
         raise _Skip
-    if path not in with_rules:  # rules texts are the point here, whichever file was drawn
-        path = rand.choices(with_rules, [len(src.dsl_lines[p]) for p in with_rules])[0]
-    rules = src.dsl_lines[path]
-    lines = _lines(files, path)
-    i = rand.choice(rules)
-    line = lines[i]
-    quoted = _in_double_quotes(line)
-    spans = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(line)]
-    start = _value_start(line, i in _inline(src, path, lines))
-    spans = [s for s in spans if s[0] >= start and not (quoted and s[2].startswith('"'))]
-    if not spans:
-        raise _Skip
-    kind = rand.choice(("delete", "duplicate", "operator", "name", "number", "dice", "nest", "nest",
-                        "call", "field", "sum", "string"))
-    new, desc = _dsl_edit(rand, src, line, spans, kind, quoted)
-    lines[i] = new
-    _put(files, path, lines)
-    return f"{path}:{i + 1}: rules: {desc}"
+    mine = [pl for pl in places if pl[0] == path]
+    for _try in range(10):  # a kind may find nothing to act on in one line (no operator, no number)
+        path, i = rand.choice(mine or places)
+        lines = _lines(files, path)
+        line = lines[i]
+        quoted = _in_double_quotes(line)
+        start = _value_start(line, i in _inline(src, path, lines))
+        spans = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(line)
+                 if m.start() >= start and not (quoted and m.group().startswith('"'))]
+        try:
+            new, desc = _dsl_edit(rand, src, line, spans, kind, quoted) if spans else _skip()
+        except _Skip:
+            continue
+        lines[i] = new
+        _put(files, path, lines)
+        return f"{path}:{i + 1}: rules: {desc}"
+    raise _Skip
+
+
+def _skip() -> tuple[str, str]:
+    raise _Skip
+
+
+_NEEDS = {"dice": re.compile(r"\broll\b.*\b(die|dice)\b"), "call": re.compile(r"\bcall [a-z_]")}
+_DSL_KINDS = ("delete", "duplicate", "operator", "name", "number", "dice", "nest", "nest", "call", "field", "sum",
+              "string")
 
 
 def _inline(src: Source, path: str, lines: list[str]) -> set[int]:
@@ -590,8 +614,45 @@ def _short(text: str) -> str:
     return text if len(text) <= 24 else f"{text[:6]}...({len(text)} characters)"
 
 
+def _overlay(rand: random.Random, src: Source, path: str, files: dict[str, bytes]) -> str:
+    """A patch appended to an overlay: a base rules text mutated, a base entry removed, or a bad path."""
+    if not src.base or path == MANIFEST:
+        raise _Skip
+    base = source(src.base)
+    kind = rand.choice(("rules", "rules", "rules", "remove", "path"))
+    if kind == "rules":
+        where, text = rand.choice(base.texts)
+        lines = text.split("\n")
+        i = rand.randrange(len(lines))
+        spans = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(lines[i])]
+        if not spans:
+            raise _Skip
+        lines[i], desc = _dsl_edit(rand, base, lines[i], spans, rand.choice(_DSL_KINDS), False)
+        patch: dict[str, Any] = {"op": "set", "path": _where(where), "value": "\n".join(lines)}
+        desc = f"patch {_where(where)} (line {i + 1} of its text): {desc}"
+    elif kind == "remove":
+        entries = [(p[0], p[1]) for p, _ in base.texts if p[0] in SECTIONS]
+        section, key = rand.choice(entries)
+        patch = {"op": "remove", "path": f"{section}/{key}"}
+        desc = f"patch: remove {section}/{key}"
+    else:
+        where, _text = rand.choice(base.texts)
+        bad = rand.choice((_where(where) + "/nope", "x" * 5000, "procedures//do", "/".join(["a"] * 500)))
+        patch = {"op": "set", "path": bad, "value": 1}
+        desc = f"patch a bad path {_short(bad)!r}"
+    y = _rt()
+    data = y.load(files[path].decode("utf-8")) or {}
+    if not isinstance(data, dict) or not isinstance(data.setdefault("patches", []), list):
+        raise _Skip
+    data["patches"].append({**patch, "source": "fuzz"})
+    out = io.StringIO()
+    y.dump(data, out)
+    files[path] = out.getvalue().encode("utf-8")
+    return f"{path}: overlay: {desc}"
+
+
 _OPERATORS: tuple[Callable[[random.Random, Source, str, dict[str, bytes]], str], ...] = (
     _text_line, _text_line, _text_cut, _text_bracket, _text_alias, _text_bytes,
     _structure, _structure, _structure, _structure,
-    _dsl, _dsl, _dsl, _dsl, _dsl,
+    _dsl, _dsl, _dsl, _dsl, _dsl, _overlay, _overlay, _overlay,
 )

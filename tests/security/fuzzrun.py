@@ -97,12 +97,20 @@ def run(m: Mutant, workdir: Path, *, fork: bool = False, seconds: float = SECOND
             peak = max(peak, p.peak_mb)
             cls = classify(p)
             if cls != "accepted" or phase == "play":
-                output = (p.err[-3000:] + ("\n--- stdout\n" + p.out[-1500:] if p.out.strip() else ""))
+                output = _clip(p.err, 4000) + ("\n--- stdout\n" + _clip(p.out, 1500) if p.out.strip() else "")
                 return Result(m.ruleset, m.seed, m.index, m.description, cls, phase, total, peak, output,
                               unfinished=UNFINISHED in p.err)
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         _remove(folder.parent)
+
+
+def _clip(text: str, size: int) -> str:
+    """Enough of an output to read: long lines (a message quoting a huge value) and long texts cut."""
+    lines = [ln if len(ln) <= 400 else f"{ln[:200]}[...{len(ln) - 400} characters...]{ln[-200:]}"
+             for ln in text.splitlines()]
+    text = "\n".join(lines)
+    return text if len(text) <= size else f"{text[:size // 2]}\n[...]\n{text[-size // 2:]}"
 
 
 def _remove(folder: Path) -> None:
