@@ -36,7 +36,7 @@ from .model import (
 )
 
 STATE_FORMAT = 1
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_ID = re.compile(r"[a-z][a-z0-9_]*\Z")  # with match(): the whole id ('$' also passes "x\n")
 MAX_DEPTH = 200
 _EMPTY: list = []
 

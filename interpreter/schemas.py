@@ -62,14 +62,14 @@ def _leaf(err: ValidationError) -> ValidationError:
 def _explain(err: ValidationError, smap: SourceMap) -> list[Diagnostic]:
     err = _leaf(err)
     path = tuple(err.absolute_path)
-    where = "/".join(str(p) for p in path) or "the document"
+    where = _quote("/".join(str(p) for p in path), 120)[1:-1] or "the document"
     v = err.validator
     if v == "additionalProperties" and isinstance(err.instance, dict):
         allowed = list((err.schema.get("properties") or {}).keys())
         out = []
         for key in err.instance:
-            if key not in allowed and not any(re.match(p, key) for p in err.schema.get("patternProperties", {})):
-                out.append(Diagnostic(smap.loc(path + (key,), key=True), f"unknown key '{key}' in {where}",
+            if key not in allowed and not any(re.search(p, key) for p in err.schema.get("patternProperties", {})):
+                out.append(Diagnostic(smap.loc(path + (key,), key=True), f"unknown key {_quote(key)} in {where}",
                                       did_you_mean(key, allowed) or ("allowed: " + ", ".join(allowed) if allowed else "")))
         return out
     if v == "required":
@@ -78,20 +78,28 @@ def _explain(err: ValidationError, smap: SourceMap) -> list[Diagnostic]:
         return [Diagnostic(smap.loc(path), f"missing '{missing}' in {where}", _short(hint))]
     if v == "enum":
         options = [str(o) for o in err.validator_value]
-        return [Diagnostic(smap.loc(path), f"'{err.instance}' is not allowed here ({where})",
+        return [Diagnostic(smap.loc(path), f"{_quote(str(err.instance))} is not allowed here ({where})",
                            did_you_mean(str(err.instance), options) or "one of: " + ", ".join(options))]
     if v == "type":
         want = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         return [Diagnostic(smap.loc(path), f"wrong type at {where}: expected {_plain(want)}, got {_show(err.instance)}")]
-    if v == "pattern" and err.schema.get("description") == "ids are snake_case" and isinstance(err.instance, str):
-        # a propertyNames error: the instance is the key itself
-        return [Diagnostic(smap.loc(path + (err.instance,), key=True), f"invalid id '{err.instance}' in {where}",
-                           "ids are snake_case: lower-case letters, digits and _")]
+    if v == "pattern" and "propertyNames" in err.schema_path and isinstance(err.instance, str):
+        # the instance is a key of the mapping at ``path``
+        what = "id" if err.schema.get("description") == "ids are snake_case" else "name"
+        return [Diagnostic(smap.loc(path + (err.instance,), key=True), f"invalid {what} {_quote(err.instance)} in {where}",
+                           f"{what}s are snake_case: lower-case letters, digits and _")]
     if v == "pattern":
         hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
-        return [Diagnostic(smap.loc(path), f"'{err.instance}' is not a valid value for {where}", _short(hint))]
+        return [Diagnostic(smap.loc(path), f"{_quote(str(err.instance))} is not a valid value for {where}", _short(hint))]
     hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
-    return [Diagnostic(smap.loc(path), f"{where}: {err.message}", _short(hint))]
+    message = err.message if len(err.message) <= 200 else err.message[:200] + "…"  # it shows the value
+    return [Diagnostic(smap.loc(path), f"{where}: {message}", _short(hint))]
+
+
+def _quote(text: str, n: int = 60) -> str:
+    """``text`` in quotes for a message: control characters escaped (a name may hide a newline), cut to ``n``."""
+    shown = text if text.isprintable() else repr(text)[1:-1]
+    return f"'{shown if len(shown) <= n else shown[:n] + '…'}'"
 
 
 def _short(text: str) -> str:
@@ -110,7 +118,8 @@ def _show(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return repr(value)
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:60] + "…"
 
 
 # ---------------------------------------------------------------- fast validity check

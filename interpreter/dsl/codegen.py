@@ -83,8 +83,8 @@ class Src:
         return self._free
 
 
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"[a-z_][a-z0-9_]*\Z")  # with match(): whole names ('$' also passes "x\n")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 
 
