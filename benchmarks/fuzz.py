@@ -112,6 +112,9 @@ def main() -> int:
         f"({'forked children' if args.fork else 'real processes'}); {played} loaded and were played "
         f"({unfinished} stopped at {fuzz.MAX_DECISIONS} decisions); slowest {max(r.seconds for r in results):.1f} s; "
         f"peak RSS {max(r.peak_mb for r in results):.0f} MB",
+        f"CPU time of the ludus commands: {sum(r.cpu for r in results):.0f} s, "
+        f"{sum(r.cpu for r in results) / len(results):.2f} s per mutant "
+        f"(on an idle machine the run takes about that over the number of workers)",
         "located %: refusals (every class but accepted) that carry a path:line:col error",
     ]
     print("\n".join(lines))
@@ -120,7 +123,7 @@ def main() -> int:
         with open(out / "results.jsonl", "w", encoding="utf-8") as fh:
             for r in results:
                 fh.write(json.dumps({"ruleset": r.ruleset, "index": r.index, "class": r.cls, "phase": r.phase,
-                                     "seconds": round(r.seconds, 2), "peak_mb": round(r.peak_mb),
+                                     "seconds": round(r.seconds, 2), "cpu": round(r.cpu, 2), "peak_mb": round(r.peak_mb),
                                      "mutation": r.description, "output": r.output[-600:]}) + "\n")
     return 1 if any(r.cls in fuzzrun.FAULTS for r in results) else 0
 

@@ -46,6 +46,7 @@ class Phase:
     seconds: float
     peak_mb: float
     timed_out: bool
+    cpu: float = 0.0  # the child's user + system seconds (what the case costs on an idle machine)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Result:
     phase: str  # validate or play: where the class was decided
     seconds: float
     peak_mb: float
+    cpu: float
     output: str  # the deciding phase's stderr and stdout (tails)
     unfinished: bool = False  # played, and stopped at fuzz.MAX_DECISIONS
 
@@ -89,16 +91,16 @@ def run(m: Mutant, workdir: Path, *, fork: bool = False, seconds: float = SECOND
     folder = m.write(workdir)
     runner = _forked if fork else _process
     try:
-        total = 0.0
-        peak = 0.0
+        total = cpu = peak = 0.0
         for argv, phase in zip(m.commands(str(folder)), ("validate", "play"), strict=True):
             p = runner(argv, seconds, env)
             total += p.seconds
+            cpu += p.cpu
             peak = max(peak, p.peak_mb)
             cls = classify(p)
             if cls != "accepted" or phase == "play":
                 output = _clip(p.err, 4000) + ("\n--- stdout\n" + _clip(p.out, 1500) if p.out.strip() else "")
-                return Result(m.ruleset, m.seed, m.index, m.description, cls, phase, total, peak, output,
+                return Result(m.ruleset, m.seed, m.index, m.description, cls, phase, total, peak, cpu, output,
                               unfinished=UNFINISHED in p.err)
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
@@ -136,8 +138,8 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * resource.getpagesize() / (1 << 20)
 
 
-def _wait(pid: int, start: float, seconds: float) -> tuple[int, float, bool]:
-    """Reap ``pid`` (killing its process group at the deadline): exit code, peak RSS in MB, timed out."""
+def _wait(pid: int, start: float, seconds: float) -> tuple[int, float, bool, float]:
+    """Reap ``pid`` (killing its process group at the deadline): exit code, peak RSS in MB, timed out, CPU s."""
     deadline = start + seconds
     timed_out = False
     while True:
@@ -151,7 +153,7 @@ def _wait(pid: int, start: float, seconds: float) -> tuple[int, float, bool]:
             got, status, usage = os.wait4(pid, 0)
             break
         time.sleep(0.005)
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, timed_out
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, timed_out, usage.ru_utime + usage.ru_stime
 
 
 def _process(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phase:
@@ -172,12 +174,12 @@ def _process(argv: list[str], seconds: float, env: dict[str, str] | None) -> Pha
                for n, s in (("out", proc.stdout), ("err", proc.stderr))]
     for t in readers:
         t.start()
-    code, peak, timed_out = _wait(proc.pid, start, seconds + 1.0)
+    code, peak, timed_out, cpu = _wait(proc.pid, start, seconds + 1.0)
     proc.returncode = code
     for t in readers:
         t.join(5)
     return Phase(argv, code, chunks.get("out", b"").decode("utf-8", "replace"),
-                 chunks.get("err", b"").decode("utf-8", "replace"), time.perf_counter() - start, peak, timed_out)
+                 chunks.get("err", b"").decode("utf-8", "replace"), time.perf_counter() - start, peak, timed_out, cpu)
 
 
 def _forked(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phase:
@@ -214,12 +216,12 @@ def _forked(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phas
                     sys.stdout.flush()
                     sys.stderr.flush()
                 os._exit(code)
-        code, peak, timed_out = _wait(pid, start, seconds)
+        code, peak, timed_out, cpu = _wait(pid, start, seconds)
         elapsed = time.perf_counter() - start
         out.seek(0)
         err.seek(0)
         return Phase(argv, code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                     elapsed, max(0.0, peak - base), timed_out)
+                     elapsed, max(0.0, peak - base), timed_out, cpu)
 
 
 def reproduce(m: Mutant, result: Result, root: Path) -> Path:
