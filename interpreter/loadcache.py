@@ -6,8 +6,14 @@ on anything but the bytes of the ruleset's files and of the engine code that doe
 a successful load writes its results to one cache file per manifest:
 
 - the merged document (plain data, source positions, the manifest chain),
-- the parsed AST of every rules text,
+- the parsed AST of every rules text (as tagged JSON, :mod:`interpreter.dsl.astdata`),
 - the ruleset digest.
+
+A cache file is data only: lines of JSON, signed with HMAC-SHA256 under a random key kept
+in the folder (``key``, mode 0600, bound to that file's identity, so a copied folder does
+not verify). Nothing of a file is read before its signature checks, and nothing in it can
+run code: a planted or damaged file is a plain miss. The folder is created 0700; one that
+belongs to another user or that others may write to is not used (one warning per process).
 
 A warm load checks the cache file against the current bytes of every file that was read
 (SHA-256), the engine fingerprint (the code and schemas of the skipped stages, the grammar,
@@ -17,10 +23,9 @@ warm load builds the same ``Ruleset`` a cold one does. Only loads without errors
 so errors are always reported by a full load.
 
 The cache lives in ``$LUDUS_CACHE``, else in the platform's cache folder (``~/.cache/ludus``).
-``LUDUS_CACHE=off`` (or ``ludus --no-cache``) turns it off. A cache file that is corrupt, stale
-or unreadable is ignored and rewritten; an unwritable folder just means no caching.
+``LUDUS_CACHE=off`` (or ``ludus --no-cache``) turns it off. A cache file that is corrupt, stale,
+foreign or unreadable is ignored and rewritten; an unwritable folder just means no caching.
 """
-
 from __future__ import annotations
 
 import contextlib

@@ -1,10 +1,11 @@
 """AST nodes as JSON text and back, for the load cache: data that cannot run code.
 
-A node is written as ``{"n": [class, line, col, field, ...]}`` (its fields in declaration
-order) and a tuple as ``{"t": [item, ...]}``; strings, numbers, booleans, None and lists are
-themselves. Reading goes through :data:`NODES`, a table of the node classes of
+A node is written as ``{"": class, "pos": [line, col], field: value, ...}`` (its fields in
+declaration order) and a tuple as ``{"t": [item, ...]}``; strings, numbers, booleans, None and
+lists are themselves. Reading goes through :data:`NODES`, a table of the node classes of
 :mod:`interpreter.dsl.ast` by name made when this module is imported: a class name read from a
-file only ever selects a row of that table, and a name not in it makes the text unreadable.
+file only ever selects a row of that table, a node must have exactly that row's fields, and
+anything else makes the text unreadable.
 
 :func:`decode` is total: any text at all gives a value or :class:`Unreadable`, never another
 exception and never a long wait (JSON is read in one linear pass, and nesting deeper than
@@ -35,12 +36,11 @@ def _node_classes() -> dict[str, tuple[type[A.Node], tuple[str, ...]]]:
 
 
 NODES: dict[str, tuple[type[A.Node], tuple[str, ...]]] = _node_classes()
-# How each row is rebuilt: the class, every field name (pos first), and the length of its list.
-# A node with a __dict__ is filled in directly, which is a third quicker than __init__ (a warm
-# load rebuilds thousands); a node with slots goes through __init__.
-_ROWS: dict[str, tuple[type[A.Node], tuple[str, ...], int, bool]] = {
-    name: (cls, ("pos", *names), len(names) + 3, "__slots__" not in vars(cls))
-    for name, (cls, names) in NODES.items()}
+# How each row is rebuilt: the class, the keys its object must have, and whether the object
+# itself may become the node's __dict__ (a warm load rebuilds thousands of nodes; this is the
+# quickest way that checks them); a node class with slots goes through __init__.
+_ROWS: dict[str, tuple[type[A.Node], frozenset[str], bool]] = {
+    name: (cls, frozenset(("pos", *names)), "__slots__" not in vars(cls)) for name, (cls, names) in NODES.items()}
 _SCALARS = (str, int, float, bool, type(None))
 _new = object.__new__
 
@@ -51,7 +51,10 @@ def _plain(value: Any) -> Any:
         if row is None or row[0] is not type(value):
             raise TypeError(f"no table row for AST class {type(value).__name__}")
         line, col = value.pos
-        return {"n": [row[0].__name__, line, col, *(_plain(getattr(value, name)) for name in row[1])]}
+        obj: dict[str, Any] = {"": row[0].__name__, "pos": [line, col]}
+        for name in row[1]:
+            obj[name] = _plain(getattr(value, name))
+        return obj
     if isinstance(value, list):
         return [_plain(item) for item in value]
     if isinstance(value, tuple):
@@ -72,23 +75,24 @@ def encode(value: Any) -> str:
 
 
 def _hook(obj: dict[str, Any]) -> Any:
-    if len(obj) == 1:
-        items = obj.get("n")
-        if items.__class__ is list and items and items[0].__class__ is str:
-            row = _ROWS.get(items[0])
-            if row is not None and len(items) == row[2] and items[1].__class__ is int and items[2].__class__ is int:
-                cls, names, _n, direct = row
-                items[1:3] = [(items[1], items[2])]
-                if not direct:
-                    return cls(*items[1:])
-                node = _new(cls)
-                node.__dict__.update(zip(names, items[1:], strict=True))
-                return node
-            raise Unreadable("not a node")
+    tag = obj.pop("", None)
+    if tag is None:
         items = obj.get("t")
-        if items.__class__ is list:
+        if len(obj) == 1 and items.__class__ is list:
             return tuple(items)
-    raise Unreadable("not a node or a tuple")
+        raise Unreadable("not a node or a tuple")
+    row = _ROWS.get(tag) if tag.__class__ is str else None
+    if row is None or obj.keys() != row[1]:
+        raise Unreadable("not a node")
+    pos = obj["pos"]
+    if pos.__class__ is not list or len(pos) != 2 or pos[0].__class__ is not int or pos[1].__class__ is not int:
+        raise Unreadable("not a position")
+    obj["pos"] = (pos[0], pos[1])  # in place: the fields keep their order
+    if not row[2]:
+        return row[0](**obj)
+    node = _new(row[0])
+    node.__dict__ = obj
+    return node
 
 
 def decode(text: str | bytes) -> Any:

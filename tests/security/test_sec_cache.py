@@ -123,9 +123,11 @@ def test_an_ast_tree_names_only_classes_of_the_table() -> None:
                                   and issubclass(cls, A.Node) and cls is not A.Node}
     good = astdata.encode(A.BinOp((1, 2), "+", A.Num((1, 1), 1), A.Name((1, 5), "x")))
     assert astdata.decode(good) == A.BinOp((1, 2), "+", A.Num((1, 1), 1), A.Name((1, 5), "x"))
-    for text in ['{"n": ["Node", 1, 1]}', '{"n": ["Block", 1, 1, []]}', '{"n": ["__class__", 1, 1]}',
-                 '{"n": ["system", 1, 1, "touch /tmp/x"]}', '{"n": ["Name", 1, 1]}', '{"n": ["Name", "1", 1, "x"]}',
-                 '{"n": ["Name", 1, 1, "x"], "t": []}', '{"t": 3}', '{"os": "system"}', "[" * 100_000,
+    for text in ['{"": "Node", "pos": [1, 1]}', '{"": "Block", "pos": [1, 1], "stmts": []}',
+                 '{"": "__class__", "pos": [1, 1]}', '{"": "system", "pos": [1, 1], "command": "touch /tmp/x"}',
+                 '{"": "Name", "pos": [1, 1]}', '{"": "Name", "pos": ["1", 1], "name": "x"}',
+                 '{"": "Name", "pos": [1, 1, 1], "name": "x"}', '{"": "Name", "pos": [1, 1], "name": "x", "t": []}',
+                 '{"": ["Name"], "pos": [1, 1], "name": "x"}', '{"t": 3}', '{"os": "system"}', "[" * 100_000,
                  "1" * 5000, "\xff", ""]:
         with pytest.raises(astdata.Unreadable):
             astdata.decode(text)
@@ -133,7 +135,8 @@ def test_an_ast_tree_names_only_classes_of_the_table() -> None:
 
 # ====================================================================== damaged entries
 HOSTILE_JSON = ["1" * 5000, "[" * 50_000 + "]" * 50_000, "null", "-1", "9223372036854775808", "1e999", "true",
-                '"x"', "[]", "{}", '{"n":["Name",1,1,"x"]}', '{"n":["Block",1,1,[]]}', '{"t":[1,2]}', "NaN"]
+                '"x"', "[]", "{}", '{"":"Name","pos":[1,1],"name":"x"}', '{"":"Block","pos":[1,1],"stmts":[]}',
+                '{"t":[1,2]}', "NaN"]
 
 
 def _paths(value: object, rng: random.Random) -> list:
