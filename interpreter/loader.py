@@ -22,6 +22,7 @@ from .dsl import types as T
 from .dsl.compiler import Compiler, compile_function
 from .dsl.parser import AstMemo, memoized
 from .model import (
+    LIMITS,
     PLAYER_KIND,
     RESERVED_FIELDS,
     ActionDef,
@@ -452,7 +453,26 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: st
         min_players=int(players.get("min", 1)), max_players=int(players.get("max", players.get("min", 1))),
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
         digest=digest, data=doc.data, smap=doc.smap,
-        step_budget=int(limits.get("steps", 200_000)), chain=[str(p) for p, _m, _s in doc.manifests])
+        step_budget=_limit(doc, limits, "steps"), work_budget=_limit(doc, limits, "work"),
+        chain=[str(p) for p, _m, _s in doc.manifests])
+
+
+def _limit(doc: Document, limits: dict[str, Any], key: str) -> int:
+    """The manifest's ``limits: KEY``, or its default; outside model.LIMITS' bounds, a located error.
+
+    The schema says the same; this check does not depend on it (a limit is a safety bound).
+    """
+    least, default, most = LIMITS[key]
+    value = limits.get(key, default)
+    if isinstance(value, int) and not isinstance(value, bool) and least <= value <= most:
+        return value
+    loc = Loc(str(doc.manifests[-1][0]))
+    for _p, m, msmap in reversed(doc.manifests):
+        if key in (m.get("limits") or {}):
+            loc = msmap.loc(("limits", key))
+            break
+    raise LudusError([Diagnostic(loc, f"limits: {key} must be a whole number from {least:,} to {most:,}",
+                                 "no ruleset can raise a limit past its maximum")])
 
 
 class _Builder:

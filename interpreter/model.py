@@ -22,6 +22,28 @@ ExprFn = Callable[[Any, dict], Any]
 # A compiled instruction: (game, frame) -> None.
 OpFn = Callable[[Any, dict], None]
 
+# Bounds on what rules compute, the same for every ruleset (see docs/dsl.md, "Limits"):
+# whole numbers stay within ±MAX_INT, lists hold at most MAX_LIST items and texts at most
+# MAX_STR characters; past them, the rule that made the value fails with a located error.
+MAX_INT = (1 << 63) - 1
+MAX_LIST = 100_000
+MAX_STR = 1_000_000
+MAX_SIDES = 1000  # faces of a die (at least 1)
+
+# The budgets between two decisions, by manifest key: (least, default, hard maximum). A
+# ruleset may set them within these bounds (limits: in ruleset.yaml), never past the maximum.
+# steps: statements run (a pass of a loop of generated code counts as one);
+# work: items gone through by comprehensions, built-ins over lists and ranges, plus CALL_WORK
+# for each call of a function whose result is not remembered (a call does an expression's work).
+LIMITS: dict[str, tuple[int, int, int]] = {
+    "steps": (100, 200_000, 2_000_000),
+    "work": (1_000, 1_000_000, 10_000_000),
+}
+CALL_WORK = 10
+# Function results remembered at once (Game._memo, emptied at every change of the state);
+# past this many, new results are not remembered, so memory stays bounded whatever the work.
+MAX_MEMO = 100_000
+
 SCALAR_TYPES = ("int", "bool", "str", "any")
 PLAYER_KIND = "player"
 RESERVED_FIELDS = ("id", "kind", "zone")
@@ -49,6 +71,40 @@ class RuleFault(Exception):
     def __init__(self, message: str, loc: Loc | None = None, hint: str = "") -> None:
         super().__init__(message)
         self.message, self.loc, self.hint = message, loc, hint
+
+
+def int_fault(value: int, loc: Loc | None) -> RuleFault:
+    """The error for a whole number past ±MAX_INT."""
+    return RuleFault(f"number out of range: {'-' if value < 0 else ''}about 2^{value.bit_length() - 1} "
+                     f"(numbers stay within ±{MAX_INT:,})", loc, "a value grows without end?")
+
+
+def checked_int(value: Any, loc: Loc | None) -> Any:
+    """``value``, unless it is a whole number past ±MAX_INT (other values pass as they are)."""
+    if value.__class__ is int and not -MAX_INT <= value <= MAX_INT:
+        raise int_fault(value, loc)
+    return value
+
+
+def checked_size(value: Any, loc: Loc | None) -> Any:
+    """``value``, unless it is a list longer than MAX_LIST or a text longer than MAX_STR."""
+    if value.__class__ is list and len(value) > MAX_LIST:
+        raise RuleFault(f"list too long: {len(value):,} items (at most {MAX_LIST:,})", loc,
+                        "a list grows without end?")
+    if value.__class__ is str and len(value) > MAX_STR:
+        raise RuleFault(f"text too long: {len(value):,} characters (at most {MAX_STR:,})", loc,
+                        "a text grows without end?")
+    return value
+
+
+def work_fault(budget: int) -> RuleFault:
+    """The error for more work between two decisions than the budget allows.
+
+    It has no place of its own: the statement running takes it (the same one whether the rules
+    run as closures or as generated Python, which notice it at different points).
+    """
+    return RuleFault(f"too much work before a decision: more than {budget:,} steps of expressions",
+                     None, "a list, range, comprehension or recursive function is too large; see limits: work")
 
 
 @dataclass
@@ -189,7 +245,8 @@ class Ruleset:
     groups: dict[str, list[str]] = field(default_factory=dict)
     sites: dict[str, ModifierSite] = field(default_factory=dict)
     scoring: Scoring = field(default_factory=Scoring)
-    step_budget: int = 200_000
+    step_budget: int = LIMITS["steps"][1]
+    work_budget: int = LIMITS["work"][1]
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
     # What games of this ruleset work out alike, kept as they are first needed by any game:

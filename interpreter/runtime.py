@@ -24,6 +24,10 @@ from typing import Any
 from . import rng
 from .diagnostics import Diagnostic, Loc, LudusError
 from .model import (
+    CALL_WORK,
+    MAX_MEMO,
+    MAX_SIDES,
+    MAX_STR,
     PLAYER_KIND,
     ActionDef,
     FieldDef,
@@ -31,8 +35,10 @@ from .model import (
     Procedure,
     RuleFault,
     Ruleset,
+    checked_int,
     copy_plain,
     type_default,
+    work_fault,
 )
 
 STATE_FORMAT = 1
@@ -118,6 +124,11 @@ class Game:
             self._procs["action:" + aid] = action.proc
         self._after_setup: Callable[[Game], None] | None = None
         self._depth = 0
+        # Work done since the last decision (see spend) and passes of loops of generated code
+        # (see codegen.StatementWriter); both start again at every run of the rules.
+        self.work = 0
+        self.work_budget = rs.work_budget
+        self.steps = 0
         # Results of functions (pure: they read only their arguments and the state),
         # emptied by every change of the state (see _changed).
         self._memo: dict[tuple, Any] = {}
@@ -327,8 +338,9 @@ class Game:
                 raise IllegalChoice(f"choice {index} is out of range: {counted}")
         if dice is not None:
             for d in dice:
-                if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-                    raise IllegalChoice(f"forced dice must be positive whole numbers, not {d!r}")
+                if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_SIDES:
+                    shown = repr(d) if len(repr(d)) <= 24 else repr(d)[:24] + "..."
+                    raise IllegalChoice(f"forced dice must be whole numbers from 1 to {MAX_SIDES}, not {shown}")
         snapshot = self._shared() if self.atomic else None
         log_len = len(self.log)
         try:
@@ -497,6 +509,7 @@ class Game:
         procs = self._procs
         budget = self.rs.step_budget
         steps = 0
+        self.work = self.steps = 0
         while st["pending"] is None and st["result"] is None:
             if not stack:
                 self.finish("the rules ran to their end")
@@ -518,6 +531,8 @@ class Game:
             except RecursionError:
                 raise RuleFault("rules nested too deeply (a function calls itself without end?)",
                                 proc.locs[pc]) from None
+            except MemoryError:
+                raise RuleFault("out of memory", proc.locs[pc], "a value grows too large") from None
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
                 raise RuleFault(f"rule failed: {type(exc).__name__}: {exc}", proc.locs[pc]) from None
             steps += 1
@@ -570,11 +585,20 @@ class Game:
             return "false"
         if isinstance(v, str):  # a subclass of str
             return self.label_of(str(v))
-        if isinstance(v, list):
-            return ", ".join(self.label_of(x) for x in v)
-        if isinstance(v, dict):
-            return ", ".join(f"{self.label_of(k)}: {self.label_of(x)}" for k, x in v.items())
+        if isinstance(v, list | dict):
+            return self._label_of_many(v)
         return str(v)
+
+    def _label_of_many(self, v: list | dict) -> str:
+        """A list's or map's label: its items' labels, counted as work and at most MAX_STR long."""
+        self.spend(len(v))
+        parts = [self.label_of(x) for x in v] if isinstance(v, list) else \
+            [f"{self.label_of(k)}: {self.label_of(x)}" for k, x in v.items()]
+        size = sum(map(len, parts)) + 2 * len(parts)
+        if size > MAX_STR:
+            raise RuleFault(f"text too long: {size:,} characters (at most {MAX_STR:,})", None,
+                            "a list too long to show?")
+        return ", ".join(parts)
 
     @staticmethod
     def sort_key(v: Any) -> tuple:
@@ -649,15 +673,25 @@ class Game:
             self._kind_index = idx
         return list(self._kind_index.get(kind, _EMPTY))
 
+    def spend(self, n: int) -> None:
+        """Count ``n`` steps of work (items gone through, a call); past the budget, a fault
+        (located at the statement running)."""
+        w = self.work + n
+        self.work = w
+        if w > self.work_budget:
+            raise work_fault(self.work_budget)
+
     def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
+        self.spend(CALL_WORK)
         if self._depth > MAX_DEPTH:
             raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
         self._depth += 1
         try:
             assert fdef.fn is not None
             value = fdef.fn(self, args)
-            with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
-                self._memo[(fdef.name, *args.values())] = value
+            if len(self._memo) < MAX_MEMO:
+                with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
+                    self._memo[(fdef.name, *args.values())] = value
             return value
         finally:
             self._depth -= 1
@@ -676,6 +710,7 @@ class Game:
                 e = self.ents.get(x)
                 if e is None or not isinstance(e.get(field), list):
                     raise RuleFault(f"distance(): {self.label_of(x)} has no list field '{field}'", loc)
+                self.spend(len(e[field]))
                 for y in e[field]:
                     if y == b:
                         return steps
@@ -727,7 +762,7 @@ class Game:
         cur = e[name]
         if not isinstance(cur, int) or isinstance(cur, bool):
             raise RuleFault(f"cannot change {self.label_of(obj)}.{name} by a number: it is {self.label_of(cur)}", loc)
-        e[name] = cur + value if op == "+" else cur - value
+        e[name] = checked_int(cur + value if op == "+" else cur - value, loc)
 
     def _place(self, eid: str, key: str, top: bool) -> None:
         self._changed()
@@ -823,9 +858,12 @@ class Game:
 
     # ================================================================ dice & log
     def roll(self, n: int, sides: int, bonus: int | None, loc: Loc | None) -> list[int]:
-        """Roll ``n`` dice; with ``bonus``, each die showing that face adds a die (no limit)."""
+        """Roll ``n`` dice of ``sides`` faces (1 to MAX_SIDES); with ``bonus``, each die showing
+        that face adds a die (at most 10,000 dice in all)."""
         if n < 0 or n > 10_000:
             raise RuleFault(f"cannot roll {n} dice", loc)
+        if not isinstance(sides, int) or not 1 <= sides <= MAX_SIDES:
+            raise RuleFault(f"a die has 1 to {MAX_SIDES} sides, not {self.label_of(sides)[:24]}", loc)
         st = self.state
         forced = st["forced_dice"]
         state = st["rng"]

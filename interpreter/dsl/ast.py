@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -87,6 +88,20 @@ class BinOp(Node):
     op: str  # + - * / % == != < <= > >= and or in notin ..
     left: Node
     right: Node
+
+
+@dataclass
+class Chain(Node):
+    """Operands of one level of precedence, applied left to right: ``a + b - c``, ``a and b``.
+
+    Kept flat (not as nested :class:`BinOp`) so that a long sum or a long ``and`` nests no
+    deeper than one operator, wherever the tree is walked. ``rest`` holds (operator, where
+    the operator is, operand); ``pos`` is where a nested left-to-right tree would have its
+    outermost operator (the last one), so messages about the whole chain keep that place.
+    """
+
+    first: Node
+    rest: list[tuple[str, Pos, Node]]
 
 
 @dataclass
@@ -263,15 +278,41 @@ class Block:
     stmts: list[Node] = field(default_factory=list)
 
 
-def walk(node: Any):
-    """Yield every AST node below (and including) ``node``."""
-    if isinstance(node, Node):
-        yield node
-        for value in vars(node).values():
-            yield from walk(value)
-    elif isinstance(node, list | tuple):
-        for item in node:
-            yield from walk(item)
+def walk(node: Any) -> Iterator[Node]:
+    """Yield every AST node below (and including) ``node``, parents before children.
+
+    Iterative, so a deep tree cannot exhaust Python's stack (trees are also bounded, see
+    :func:`depth`).
+    """
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Node):
+            yield n
+            stack.extend(reversed(list(vars(n).values())))
+        elif isinstance(n, list | tuple):
+            stack.extend(reversed(n))
+
+
+def too_deep(node: Any, limit: int) -> Node | None:
+    """The first node found nested more than ``limit`` levels deep, or None.
+
+    A level is an expression inside another or a block of statements inside a statement;
+    the operands of a :class:`Chain` are one level, however many there are. Iterative.
+    """
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    while stack:
+        n, d = stack.pop()
+        if isinstance(n, Node):
+            d += 1
+            if d > limit:
+                return n
+            for value in vars(n).values():
+                stack.append((value, d))
+        elif isinstance(n, list | tuple):
+            for item in n:
+                stack.append((item, d))
+    return None
 
 
 def names_in(node: Any) -> set[str]:
@@ -284,13 +325,19 @@ def names_in(node: Any) -> set[str]:
             out.add(n.name)
         elif isinstance(n, Node):
             stack.extend(getattr(n, f.name) for f in fields(n))
-        elif isinstance(n, list):
+        elif isinstance(n, list | tuple):
             stack.extend(n)
     return out
 
 
 def conjuncts(node: Node) -> list[Node]:
-    """``a and b and c`` as [a, b, c], in the order written."""
-    if isinstance(node, BinOp) and node.op == "and":
-        return conjuncts(node.left) + conjuncts(node.right)
-    return [node]
+    """``a and b and (c and d)`` as [a, b, c, d], in the order written."""
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Chain) and n.rest[0][0] == "and":
+            stack.extend(reversed([n.first] + [operand for _op, _pos, operand in n.rest]))
+        else:
+            out.append(n)
+    return out

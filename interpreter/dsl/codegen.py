@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import RuleFault, copy_plain
+from ..model import CALL_WORK, MAX_INT, MAX_LIST, MAX_MEMO, MAX_STR, RuleFault, copy_plain
 
 
 class Src:
@@ -86,10 +86,17 @@ class Src:
 _IDENT = re.compile(r"[a-z_][a-z0-9_]*\Z")  # with match(): whole names ('$' also passes "x\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
+# A chain of more operands (a + b + ...) runs as its closure: Python's compiler recurses once
+# per operator and would fail on a few thousand.
+MAX_CHAIN_SOURCE = 200
 
 
 def _trampoline(*args: Any, _i: int = 0) -> Any:  # pragma: no cover - its code is only a template
     return _jit(_i)(*args)  # type: ignore[name-defined]  # noqa: F821 - bound in each CodeGen's env
+
+
+def _forward(*args: Any, _to: Any = None) -> Any:  # the code of a function whose source did not compile
+    return _to(*args)
 
 
 def enabled() -> bool:
@@ -139,10 +146,51 @@ def _next_in(s: Any, x: Any) -> Any:
     return s[(s.index(x) + 1) % len(s)]  # ValueError when x is missing: the closure says where
 
 
-def _span(lo: int, hi: int) -> list[int]:
+def _span(g: Any, lo: int, hi: int) -> list[int]:
     if hi - lo >= MAX_RANGE:
         raise ValueError("range too long")  # the closure reports it with its place
+    _w(g, range(lo, hi + 1))
     return list(range(lo, hi + 1))
+
+
+# The checks of generated code only raise: the root then runs the closure, which checks the
+# same and reports the fault at its place in the rules (see Game.spend, model.checked_int).
+def _w(g: Any, s: Any) -> Any:
+    """``s`` (a list about to be gone through), counting its items as work."""
+    w = g.work + len(s)
+    g.work = w
+    if w > g.work_budget:
+        raise RuleFault("work budget")
+    return s
+
+
+def _ck(v: Any) -> Any:
+    if v.__class__ is int and not -MAX_INT <= v <= MAX_INT:
+        raise OverflowError("number out of range")
+    return v
+
+
+def _mul(a: Any, b: Any) -> Any:
+    v = a * b
+    if v.__class__ is int and not -MAX_INT <= v <= MAX_INT:
+        raise OverflowError("number out of range")
+    return v
+
+
+def _sz(s: str) -> str:
+    if len(s) > MAX_STR:
+        raise ValueError("text too long")
+    return s
+
+
+def _cat(g: Any, a: Any, b: Any) -> list:
+    if len(a) + len(b) > MAX_LIST:
+        raise ValueError("list too long")
+    w = g.work + len(a) + len(b)
+    g.work = w
+    if w > g.work_budget:
+        raise RuleFault("work budget")
+    return list(a) + list(b)
 
 
 _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
@@ -150,6 +198,7 @@ _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "
 _HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
     "_next_in": _next_in, "_span": _span, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_cat": _cat,
     # generated code sees only these built-ins (it needs no others; see the module docstring)
     "__builtins__": {n: getattr(builtins, n) for n in _BUILTINS},
 }
@@ -163,8 +212,10 @@ class CodeGen:
         self.env: dict[str, Any] = dict(_HELPERS)
         self.env["_jit"] = self.jit
         self._consts: dict[tuple[type, Any], str] = {}
-        # per lazy function: what writes its source (run at its first call) and the function
+        # per lazy function: what writes its source (run at its first call) and the function;
+        # by index, what it runs instead if Python cannot compile that source (else a fault)
         self._sources: list[tuple[Callable[[], str], types.FunctionType]] = []
+        self._fallbacks: dict[int, Callable[..., Any]] = {}
         self._names = itertools.count()
         self.functions: dict[str, str] = {}  # rules function name -> its positional twin's global name
         self.points: dict[str, str] = {}  # modifier point name -> its twin's global name
@@ -189,23 +240,41 @@ class CodeGen:
         return name
 
     # ------------------------------------------------------------ lazy functions
-    def _lazy(self, name: str, write: Callable[[], str]) -> types.FunctionType:
+    def _lazy(self, name: str, write: Callable[[], str],
+              fallback: Callable[..., Any] | None = None) -> types.FunctionType:
         """A function whose source is written and compiled on its first call.
 
         Loading makes one per compiled expression, most never called on their own (the
         expression is part of a bigger one), so this must stay cheap: no text yet.
+        ``fallback`` (same arguments) is what it runs if Python cannot compile the source.
         """
         fn = types.FunctionType(_trampoline.__code__, self.env, name)
         fn.__kwdefaults__ = {"_i": len(self._sources)}
+        if fallback is not None:
+            self._fallbacks[len(self._sources)] = fallback
         self._sources.append((write, fn))
         return fn
 
     def jit(self, i: int) -> types.FunctionType:
-        """Compile the i-th source and give its function the real code."""
+        """Compile the i-th source and give its function the real code.
+
+        Python's compiler has limits of its own (nesting of blocks, parentheses, indentation,
+        recursion) that rules within the language's limits should not reach; if one is
+        reached all the same, the function runs its fallback from then on, or fails as a
+        rule (located by its caller).
+        """
         write, fn = self._sources[i]
-        source = write()
+        fallback = self._fallbacks.get(i)
         scratch: dict[str, Any] = {}
-        code = compile(source, f"<{self.label}: generated {fn.__name__}>", "exec")
+        try:
+            code = compile(write(), f"<{self.label}: generated {fn.__name__}>", "exec")
+        except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
+            if fallback is None:
+                raise RuleFault("rules too deeply nested to run (the generated Python does not compile)",
+                                None, "split the rule into procedures or functions") from None
+            fn.__code__ = _forward.__code__
+            fn.__kwdefaults__ = {"_to": fallback}
+            return fn
         exec(code, self.env, scratch)  # noqa: S102 - compiler-written source; see the module docstring
         fn.__code__ = scratch[fn.__name__].__code__
         fn.__kwdefaults__ = None
@@ -229,7 +298,7 @@ class CodeGen:
             lines += [f"        {local(v)} = L[{v!r}]" for v in sorted(free)]
             lines += [f"        return {text}", "    except Exception:", f"        return {self.const(slow)}(g, L)"]
             return "\n".join(lines) + "\n"
-        return self._lazy(name, write)
+        return self._lazy(name, write, slow)
 
     def function(self, fname: str, params: list[str], body: Src | None,
                  slow: Callable[[Any, dict], Any]) -> None:
@@ -245,6 +314,8 @@ class CodeGen:
                 call = body.text
             key = self.const(fname)
             keyt = f"({key}, {args},)" if params else f"({key},)"
+            # a call not answered from the memo is a step of work (Game.call_function counts
+            # the same); past the budget the caller's closure reports it at its place
             return (f"def {gname}({sig}):\n"
                     f"    key = {keyt}\n"
                     f"    memo = g._memo\n"
@@ -253,9 +324,13 @@ class CodeGen:
                     f"    except KeyError:\n"
                     f"        pass\n"
                     f"    except TypeError:\n"  # a list argument cannot be remembered
-                    f"        return {call}\n"
+                    f"        key = None\n"
+                    f"    g.work += {CALL_WORK}\n"
+                    f"    if g.work > g.work_budget:\n"
+                    f"        raise RuleFault('work budget')\n"
                     f"    value = {call}\n"
-                    f"    memo[key] = value\n"
+                    f"    if key is not None and len(memo) < {MAX_MEMO}:\n"
+                    f"        memo[key] = value\n"
                     f"    return value\n")
         self.env[gname] = self._lazy(gname, write)
 
@@ -379,10 +454,11 @@ class StatementWriter:
 
     def _runaway(self, pad: str, at: int) -> list[str]:
         # a loop that never ends is reported at the loop (a repeat has no instruction of its
-        # own: at its first statement)
+        # own: at its first statement); passes are counted on the game, so loops in direct
+        # procedures called from a loop add up
         msg = self.gen.const(f"runaway rules in '{self.proc}': more than {self.budget} steps without a decision")
         hint = self.gen.const("a loop never ends; check its 'until'/'while' condition")
-        return [f"{pad}_n += 1", f"{pad}if _n > {self.budget}:",
+        return [f"{pad}g.steps += 1", f"{pad}if g.steps > {self.budget}:",
                 f"{pad}    raise RuleFault({msg}, {self.locs}[{at}], {hint})"]
 
     def lines(self, plans: list[Plan], pad: str, loops: list[str | None]) -> list[str]:
@@ -447,7 +523,7 @@ class StatementWriter:
         if not any(self.may_pause(b) for b in body):
             item = f"_i{next(self.loops)}"
             out = [f"{pad}_at = {p.ats[0]}", f"{pad}for {item} in list({k(seq)}(g, L)):",
-                   f"{pad}    L[{p.name!r}] = {item}"]
+                   f"{pad}    L[{p.name!r}] = {item}"] + self._runaway(pad + "    ", p.at)
             if where is not None:
                 out += [f"{pad}    _at = {p.ats[1]}", f"{pad}    if not {k(where)}(g, L):", f"{pad}        continue"]
             return out + (self.lines(body, pad + "    ", loops + [None]) or [f"{pad}    pass"])
@@ -457,7 +533,7 @@ class StatementWriter:
         s = f"_s{next(self.loops)}"
         test = f"{k(where)}(g, L)" if where is not None else "True"
         out = [f"{pad}_at = {p.ats[0]}", f"{pad}L[{it!r}] = {s} = [list({k(seq)}(g, L)), 0]",
-               f"{pad}while True:",
+               f"{pad}while True:", *self._runaway(pad + "    ", p.at),
                f"{pad}    _at = {p.ats[1]}",
                f"{pad}    _found = False",
                f"{pad}    while {s}[1] < len({s}[0]):",
@@ -473,7 +549,7 @@ class StatementWriter:
 
     def _wrap(self, head: list[str], body: list[str], tail: list[str], first: int) -> str:
         locs = self.locs
-        lines = head + [f"    _at = {first}", "    _n = 0", "    try:"] + body + [
+        lines = head + [f"    _at = {first}", "    try:"] + body + [
             "    except RuleFault as _f:",
             "        if _f.loc is None:",
             f"            _f.loc = {locs}[_at]",
@@ -481,6 +557,8 @@ class StatementWriter:
             "    except RecursionError:",
             f"        raise RuleFault({self.gen.const('rules nested too deeply (a function calls itself without end?)')}, "
             f"{locs}[_at]) from None",
+            "    except MemoryError:",
+            f"        raise RuleFault('out of memory', {locs}[_at], 'a value grows too large') from None",
             f"    except {_RULE_ERRORS} as _e:",
             f"        raise RuleFault('rule failed: ' + type(_e).__name__ + ': ' + str(_e), {locs}[_at]) from None",
         ] + tail
@@ -494,7 +572,8 @@ class StatementWriter:
         def write() -> str:
             return self._wrap([f"def {name}(g, fr):", "    L = fr['locals']"], self.lines(plans, "        ", []),
                               [f"    fr['pc'] = {end}"], plans[0].at)
-        return self.gen._lazy(name, write)
+        # if Python cannot compile it, the first statement's own instruction runs instead
+        return self.gen._lazy(name, write, self.code[plans[0].at])
 
     def procedure(self, gname: str, plans: list[Plan]) -> None:
         """The direct function of a procedure that never pauses: ``fn(game, args) -> result``."""

@@ -33,11 +33,23 @@ from ..model import (
     Procedure,
     RuleFault,
     Ruleset,
+    checked_int,
+    checked_size,
 )
 from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
-from .codegen import MAX_RANGE, CodeGen, Plan, Src, StatementWriter, enabled, local, row_key
+from .codegen import (
+    MAX_CHAIN_SOURCE,
+    MAX_RANGE,
+    CodeGen,
+    Plan,
+    Src,
+    StatementWriter,
+    enabled,
+    local,
+    row_key,
+)
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
 Scope = dict[str, str]
@@ -136,7 +148,8 @@ class Compiler:
         procs = list(rs.procedures.values()) + [a.proc for a in rs.actions.values()]
         facts: dict[str, tuple[bool, set[str]]] = {}
         for proc in procs:
-            if proc.plans is not None:
+            # a procedure nested beyond what Python compiles stays instructions (see _nesting)
+            if proc.plans is not None and _nesting(proc.plans) <= _DIRECT_NESTING:
                 facts[proc.name] = _pause_facts(proc.plans)
         direct: set[str] = set()
         grew = True
@@ -165,6 +178,12 @@ class Compiler:
     def err(self, pos: A.Pos, message: str, hint: str = "") -> None:
         self.diags.append(Diagnostic(self.loc(pos), message, hint))
 
+    def _exhausted(self, exc: BaseException) -> None:
+        """Python ran out of stack or memory on a text (the limits should prevent it): its error."""
+        what = "nested too deeply" if isinstance(exc, RecursionError) else "too large to compile (out of memory)"
+        self.diags.append(Diagnostic(self.origin.locate(1, 1), f"rules text {what}",
+                                     "split it with 'let', a function or a procedure"))
+
     def _syntax(self, exc: DslSyntaxError) -> None:
         self.diags.append(Diagnostic(self.origin.locate(exc.line, exc.col), exc.message, exc.hint))
 
@@ -175,12 +194,14 @@ class Compiler:
         self.origin = _joined(origin, str(text))
         try:
             node = parse_expr(str(text).replace("\n", " "))
+            fn, t = self.expr(node, dict(scope))
         except DslSyntaxError as exc:
             self._syntax(exc)
             return None, T.ANY
-        try:
-            fn, t = self.expr(node, dict(scope))
         except _Abort:
+            return None, T.ANY
+        except (RecursionError, MemoryError) as exc:
+            self._exhausted(exc)
             return None, T.ANY
         if want is not None and not T.compatible(want, t):
             self.err(node.pos, f"wrong type: {what} must be {T.describe(want)}, not {T.describe(t)}")
@@ -245,12 +266,14 @@ class Compiler:
         self.origin = origin
         try:
             node = parse_template(str(text))
+            fn, _ = self.expr(node, dict(scope))
         except DslSyntaxError as exc:
             self._syntax(exc)
             return None
-        try:
-            fn, _ = self.expr(node, dict(scope))
         except _Abort:
+            return None
+        except (RecursionError, MemoryError) as exc:
+            self._exhausted(exc)
             return None
         return fn
 
@@ -260,12 +283,13 @@ class Compiler:
         self.proc_name = proc.name
         try:
             stmts = parse_block(str(text))
+            b = _Builder(self, proc)
+            proc.plans = b.block(stmts, dict(scope))
+            b.finish()
         except DslSyntaxError as exc:
             self._syntax(exc)
-            return
-        b = _Builder(self, proc)
-        proc.plans = b.block(stmts, dict(scope))
-        b.finish()
+        except (RecursionError, MemoryError) as exc:
+            self._exhausted(exc)
 
     # ------------------------------------------------------------ expressions
     def expr(self, node: A.Node, scope: Scope) -> tuple[ExprFn, str]:
@@ -304,9 +328,11 @@ class Compiler:
                 pieces.append(_label_text(fn))
                 texts.append(f"g.label_of({{{len(fns)}}})")
                 fns.append(fn)
+        loc = self.loc(n.pos)
+
         def joined(g: Any, L: dict) -> str:
-            return "".join(p(g, L) for p in pieces)
-        return self.py(joined, "(" + " + ".join(texts or ["''"]) + ")", *fns), T.STR
+            return checked_size("".join(p(g, L) for p in pieces), loc)
+        return self.py(joined, "_sz(" + " + ".join(texts or ["''"]) + ")", *fns), T.STR
 
     def x_Name(self, n: A.Name, scope: Scope) -> tuple[ExprFn, str]:
         name = n.name
@@ -493,6 +519,7 @@ class Compiler:
 
         def run(g: Any, L: dict) -> list:
             items = seq(g, L)
+            g.spend(len(items))
             L2 = dict(L)
             out = []
             for x in items:
@@ -503,7 +530,7 @@ class Compiler:
         parts = [p for p in (seq, where, head) if p is not None]
         if all(p in self.src for p in parts):
             v = local(var)
-            text = f"[{'{' + str(len(parts) - 1) + '}' if head is not None else v} for {v} in {{0}}"
+            text = f"[{'{' + str(len(parts) - 1) + '}' if head is not None else v} for {v} in _w(g, {{0}})"
             if where is not None:
                 text += " if {1}"
             text += "]"
@@ -590,37 +617,41 @@ class Compiler:
             el = T.element(t0)
             if name == "count":
                 return self.py(lambda g, L: len(seq(g, L)), "len({0})", seq), T.INT
+            if name == "first":
+                return self.py(lambda g, L: (lambda s: s[0] if s else None)(seq(g, L)), "_first({0})", seq), el
+            if name == "last":
+                return self.py(lambda g, L: (lambda s: s[-1] if s else None)(seq(g, L)), "_last({0})", seq), el
+            # the rest go through the whole list: each item is a step of work
+            spent = _spent(seq)
             if name == "sum":
                 self._need_numbers(el, name, pos)
-                return self.py(lambda g, L: sum(seq(g, L)), "sum({0})", seq), T.INT
+                return self.py(lambda g, L: checked_int(sum(spent(g, L)), loc), "_ck(sum(_w(g, {0})))",
+                               seq), T.INT
             if name in ("min", "max"):
                 self._need_numbers(el, name, pos)
                 agg = min if name == "min" else max
 
                 def extreme(g: Any, L: dict) -> Any:
-                    s = seq(g, L)
+                    s = spent(g, L)
                     if not s:
                         raise _fault(f"{name}() of an empty list", loc, "check count(...) > 0 first")
                     return agg(s)
-                return self.py(extreme, name + "({0})", seq), T.INT if el == T.INT else T.ANY
+                return self.py(extreme, name + "(_w(g, {0}))", seq), T.INT if el == T.INT else T.ANY
             if name == "any":
-                return self.py(lambda g, L: any(seq(g, L)), "any({0})", seq), T.BOOL
+                return self.py(lambda g, L: any(spent(g, L)), "any(_w(g, {0}))", seq), T.BOOL
             if name == "all":
-                return self.py(lambda g, L: all(seq(g, L)), "all({0})", seq), T.BOOL
-            if name == "first":
-                return self.py(lambda g, L: (lambda s: s[0] if s else None)(seq(g, L)), "_first({0})", seq), el
-            if name == "last":
-                return self.py(lambda g, L: (lambda s: s[-1] if s else None)(seq(g, L)), "_last({0})", seq), el
+                return self.py(lambda g, L: all(spent(g, L)), "all(_w(g, {0}))", seq), T.BOOL
             if name == "sort":
-                return self.py(lambda g, L: sorted(seq(g, L), key=g.sort_key), "sorted({0}, key=g.sort_key)",
+                return self.py(lambda g, L: sorted(spent(g, L), key=g.sort_key), "sorted(_w(g, {0}), key=g.sort_key)",
                                seq), T.list_of(el)
             if name == "reverse":
-                return self.py(lambda g, L: list(reversed(seq(g, L))), "list(reversed({0}))", seq), T.list_of(el)
+                return self.py(lambda g, L: list(reversed(spent(g, L))), "list(reversed(_w(g, {0})))",
+                               seq), T.list_of(el)
             if name == "unique":
-                return self.py(lambda g, L: list(dict.fromkeys(seq(g, L))), "list(dict.fromkeys({0}))",
+                return self.py(lambda g, L: list(dict.fromkeys(spent(g, L))), "list(dict.fromkeys(_w(g, {0})))",
                                seq), T.list_of(el)
             if name == "list":
-                return self.py(lambda g, L: list(seq(g, L)), "list({0})", seq), T.list_of(el)
+                return self.py(lambda g, L: list(spent(g, L)), "list(_w(g, {0}))", seq), T.list_of(el)
             if name == "keys":
                 if not (T.is_map(t0) or t0 == T.ANY):
                     self.err(nodes[0].pos if nodes else pos, f"wrong type: keys() needs a per-player map, not {T.describe(t0)}")
@@ -640,13 +671,14 @@ class Compiler:
             return self.py(lambda g, L: abs(f0(g, L)), "abs({0})", f0), T.INT
         if name in ("index_of", "next_in"):
             seq = self.seq(f0, t0)
+            spent = _spent(seq)
             f1 = args[1][0]
             if name == "index_of":
-                return self.py(lambda g, L: (lambda s, x: s.index(x) if x in s else -1)(seq(g, L), f1(g, L)),
-                               "_index_of({0}, {1})", seq, f1), T.INT
+                return self.py(lambda g, L: (lambda s, x: s.index(x) if x in s else -1)(spent(g, L), f1(g, L)),
+                               "_index_of(_w(g, {0}), {1})", seq, f1), T.INT
 
             def next_in(g: Any, L: dict) -> Any:
-                s = seq(g, L)
+                s = spent(g, L)
                 x = f1(g, L)
                 if x not in s:
                     raise _fault(f"next_in(): {g.label_of(x)} is not in the list", loc)
@@ -663,6 +695,7 @@ class Compiler:
                 if total > MAX_SUBSETS:
                     raise _fault(f"{name}() would make {total} lists (more than {MAX_SUBSETS})", loc,
                                  "narrow the list first")
+                g.spend(total + len(items))
                 return [list(c) for k in sizes for c in itertools.combinations(items, k)]
             return subsets, T.list_of(T.list_of(T.element(t0)))
         if name == "owner":
@@ -695,15 +728,98 @@ class Compiler:
         return self.py(lambda g, L: a(g, L) if test(g, L) else b(g, L), "({1} if {0} else {2})",
                        test, a, b), T.join(ta, tb)
 
+    def x_Chain(self, n: A.Chain, scope: Scope) -> tuple[ExprFn, str]:
+        """``a + b - c``, ``a * b``, ``a and b and c``: evaluated left to right without nesting.
+
+        Each operator is checked and applied as a binary one (with the left side's place
+        being the previous operator's, as in a left-nested tree). Whole numbers are checked
+        against MAX_INT after each '*' and at the end of the chain.
+        """
+        if n.rest[0][0] in ("and", "or"):
+            return self._logic_chain(n, scope)
+        first, t = self.expr(n.first, scope)
+        left_pos = n.first.pos
+        steps: list[tuple[Callable[[Any, Any, Any], Any], ExprFn]] = []
+        text = "{0}"
+        fns = [first]
+        for op, opos, node in n.rest:
+            b, tb = self.expr(node, scope)
+            comb, template, t = self._step(op, self.loc(opos), t, tb, left_pos, node)
+            steps.append((comb, b))
+            text = template.replace("\x00L", text).replace("\x00R", f"{{{len(fns)}}}")
+            fns.append(b)
+            left_pos = opos
+        end = self.loc(n.pos)
+        ints = t == T.INT
+
+        def chain(g: Any, L: dict) -> Any:
+            v = first(g, L)
+            for comb, f in steps:
+                v = comb(g, v, f(g, L))
+            return checked_int(v, end) if ints else v
+        if len(fns) > MAX_CHAIN_SOURCE:  # Python's own compiler would recurse too deeply: closures only
+            return chain, t
+        return self.py(chain, f"_ck({text})" if ints else f"({text})", *fns), t
+
+    def _logic_chain(self, n: A.Chain, scope: Scope) -> tuple[ExprFn, str]:
+        op = n.rest[0][0]
+        fns = [self.want(n.first, scope, T.BOOL, f"the left side of '{op}'")]
+        fns += [self.want(node, scope, T.BOOL, f"the right side of '{op}'") for op, _pos, node in n.rest]
+        want = op == "or"  # the value that decides the whole chain
+
+        def logic(g: Any, L: dict) -> Any:
+            v: Any = not want
+            for f in fns:
+                v = f(g, L)
+                if bool(v) is want:
+                    return v
+            return v
+        if len(fns) > MAX_CHAIN_SOURCE:
+            return logic, T.BOOL
+        text = "(" + f" {op} ".join(f"{{{i}}}" for i in range(len(fns))) + ")"
+        return self.py(logic, text, *fns), T.BOOL
+
+    def _step(self, op: str, loc: Loc, ta: str, tb: str, left_pos: A.Pos,
+              right: A.Node) -> tuple[Callable[[Any, Any, Any], Any], str, str]:
+        """One operator of a chain: (combine(game, left, right), Python template, result type).
+
+        In the template, NUL+L stands for the left side's source and NUL+R for the right's.
+        """
+        if op == "+" and (T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb)):
+            sa, sb = _seq_value(ta), _seq_value(tb)
+
+            def concat(g: Any, x: Any, y: Any) -> list:
+                return _concat(g, sa(g, x), sb(g, y), loc)
+            return concat, f"_cat(g, {_seq_text(ta, chr(0) + 'L')}, {_seq_text(tb, chr(0) + 'R')})", \
+                T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb)))
+        if op == "+" and (ta == T.STR or tb == T.STR):
+            def text(g: Any, x: Any, y: Any) -> str:
+                return checked_size(g.label_of(x) + g.label_of(y), loc)
+            return text, "_sz(g.label_of(\x00L) + g.label_of(\x00R))", T.STR
+        for t, where in ((ta, left_pos), (tb, right.pos)):
+            if not T.compatible(T.INT, t) or t == T.NONE:
+                self.err(where, f"wrong type: '{op}' needs numbers, not {T.describe(t)}")
+                raise _Abort
+        if op == "+":
+            return _add, "\x00L + \x00R", T.INT
+        if op == "-":
+            return _sub, "\x00L - \x00R", T.INT
+        if op == "*":
+            def times(g: Any, x: Any, y: Any) -> Any:
+                return checked_int(x * y, loc)
+            return times, "_mul(\x00L, \x00R)", T.INT
+
+        def divide(g: Any, x: Any, y: Any) -> int:
+            if y == 0:
+                raise _fault("division by zero", loc)
+            return x // y if op == "/" else x % y
+        return divide, "\x00L // \x00R" if op == "/" else "\x00L % \x00R", T.INT
+
     def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[ExprFn, str]:
         op = n.op
+        if op in ("and", "or", "+", "-", "*", "/", "%"):  # the parser writes these as chains
+            return self.x_Chain(A.Chain(n.pos, n.left, [(op, n.pos, n.right)]), scope)
         loc = self.loc(n.pos)
-        if op in ("and", "or"):
-            a = self.want(n.left, scope, T.BOOL, f"the left side of '{op}'")
-            b = self.want(n.right, scope, T.BOOL, f"the right side of '{op}'")
-            if op == "and":
-                return self.py(lambda g, L: a(g, L) and b(g, L), "({0} and {1})", a, b), T.BOOL
-            return self.py(lambda g, L: a(g, L) or b(g, L), "({0} or {1})", a, b), T.BOOL
         a, ta = self.expr(n.left, scope)
         b, tb = self.expr(n.right, scope)
         if op in ("in", "notin"):
@@ -717,10 +833,11 @@ class Compiler:
                 if op == "in":
                     return self.py(in_zone, text, a, b), T.BOOL
                 return self.py(lambda g, L: not in_zone(g, L), f"(not {text})", a, b), T.BOOL
-            seq = self.seq(b, tb)
+            seq = _spent(self.seq(b, tb))
             if op == "in":
-                return self.py(lambda g, L: a(g, L) in seq(g, L), "({0} in {1})", a, seq), T.BOOL
-            return self.py(lambda g, L: a(g, L) not in seq(g, L), "({0} not in {1})", a, seq), T.BOOL
+                return self.py(lambda g, L: a(g, L) in seq(g, L), "({0} in _w(g, {1}))", a, self.seq(b, tb)), T.BOOL
+            return self.py(lambda g, L: a(g, L) not in seq(g, L), "({0} not in _w(g, {1}))", a,
+                           self.seq(b, tb)), T.BOOL
         if op in ("==", "!="):
             const = _constant(n.right, scope)
             if const is not _NOT_CONSTANT:
@@ -753,34 +870,12 @@ class Compiler:
             def span(g: Any, L: dict) -> list[int]:
                 lo, hi = a(g, L), b(g, L)
                 if hi - lo >= MAX_RANGE:
-                    raise _fault(f"the range {lo}..{hi} is too long (more than {MAX_RANGE} numbers)", loc)
+                    raise _fault(f"the range {g.label_of(lo)[:24]}..{g.label_of(hi)[:24]} is too long "
+                                 f"(more than {MAX_RANGE:,} numbers)", loc)
+                g.spend(max(0, hi - lo + 1))
                 return list(range(lo, hi + 1))
-            return self.py(span, "_span({0}, {1})", a, b), T.list_of(T.INT)
-        if op == "+":
-            if T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb):
-                sa, sb = self.seq(a, ta), self.seq(b, tb)
-                return self.py(lambda g, L: list(sa(g, L)) + list(sb(g, L)), "(list({0}) + list({1}))", sa, sb), \
-                    T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb)))
-            if ta == T.STR or tb == T.STR:
-                return self.py(lambda g, L: g.label_of(a(g, L)) + g.label_of(b(g, L)),
-                               "(g.label_of({0}) + g.label_of({1}))", a, b), T.STR
-        for t, side in ((ta, n.left), (tb, n.right)):
-            if not T.compatible(T.INT, t) or t == T.NONE:
-                self.err(side.pos, f"wrong type: '{op}' needs numbers, not {T.describe(t)}")
-                raise _Abort
-        if op == "+":
-            return self.py(lambda g, L: a(g, L) + b(g, L), "({0} + {1})", a, b), T.INT
-        if op == "-":
-            return self.py(lambda g, L: a(g, L) - b(g, L), "({0} - {1})", a, b), T.INT
-        if op == "*":
-            return self.py(lambda g, L: a(g, L) * b(g, L), "({0} * {1})", a, b), T.INT
-
-        def divide(g: Any, L: dict) -> int:
-            x, y = a(g, L), b(g, L)
-            if y == 0:
-                raise _fault("division by zero", loc)
-            return x // y if op == "/" else x % y
-        return self.py(divide, "({0} // {1})" if op == "/" else "({0} % {1})", a, b), T.INT
+            return self.py(span, "_span(g, {0}, {1})", a, b), T.list_of(T.INT)
+        raise AssertionError(op)
 
 
 class _Builder:
@@ -870,7 +965,7 @@ class _Builder:
                     cur = store[name]
                     if not isinstance(cur, int):
                         raise _fault(f"cannot {'increase' if op == '+' else 'decrease'} '{name}': it is {g.label_of(cur)}", loc)
-                    store[name] = cur + v if op == "+" else cur - v
+                    store[name] = checked_int(cur + v if op == "+" else cur - v, loc)
                 if kind == "global":
                     # after the value is computed: results remembered while computing it
                     # were read from the old value
@@ -1346,6 +1441,26 @@ def _pause_facts(plans: list[Plan]) -> tuple[bool, set[str]]:
     return no_pause, callees
 
 
+# Python compiles at most 20 nested loops and try blocks and 100 levels of indentation; a
+# direct procedure's body is generated with a try, two levels per loop and one more level
+# per 'elif' (its own instructions, which run otherwise, have no such limit).
+_DIRECT_NESTING = 16
+
+
+def _nesting(plans: list[Plan]) -> int:
+    """How deep the generated Python of these statements would nest (loops count twice)."""
+    deepest = 0
+    stack: list[tuple[list[Plan], int]] = [(plans, 0)]
+    while stack:
+        block, depth = stack.pop()
+        for p in block:
+            for i, b in enumerate(p.blocks):
+                inner = depth + (i + 1 if p.kind == "if" else 2)
+                deepest = max(deepest, inner)
+                stack.append((b, inner))
+    return deepest
+
+
 def _fuse_runs(w: StatementWriter, plans: list[Plan], code: list[OpFn]) -> None:
     """Make the first instruction of a block, and of each statement after one that may pause,
     run the rest of the block (the places where instructions are entered one by one)."""
@@ -1357,6 +1472,45 @@ def _fuse_runs(w: StatementWriter, plans: list[Plan], code: list[OpFn]) -> None:
     for p in plans:
         for b in p.blocks:
             _fuse_runs(w, b, code)
+
+
+def _spent(seq: ExprFn) -> ExprFn:
+    """``seq``, counting each item of the list it gives as a step of work."""
+    def spent(g: Any, L: dict) -> Any:
+        s = seq(g, L)
+        g.spend(len(s))
+        return s
+    return spent
+
+
+def _seq_value(t: str) -> Callable[[Any, Any], Any]:
+    """How a value of type ``t`` becomes a Python sequence (as Compiler.seq does for a closure)."""
+    if T.is_zone(t):
+        return lambda g, x: g.zone_items(x)
+    if T.is_list(t):
+        return lambda g, x: x
+    return lambda g, x: g.as_seq(x)
+
+
+def _seq_text(t: str, text: str) -> str:
+    """Source of the same conversion as :func:`_seq_value`."""
+    if T.is_zone(t):
+        return f"g.zones[{text}]"
+    return text if T.is_list(t) else f"g.as_seq({text})"
+
+
+def _concat(g: Any, a: Any, b: Any, loc: Loc | None) -> list:
+    """``a + b`` of two lists: counted as work, at most MAX_LIST items."""
+    g.spend(len(a) + len(b))
+    return checked_size(list(a) + list(b), loc)
+
+
+def _add(g: Any, x: Any, y: Any) -> Any:
+    return x + y
+
+
+def _sub(g: Any, x: Any, y: Any) -> Any:
+    return x - y
 
 
 def _const_text(text: str) -> Callable[[Any, dict], str]:

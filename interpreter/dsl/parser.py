@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..model import MAX_INT, MAX_SIDES
 from . import ast as A
 from . import astdata
 
@@ -20,6 +21,13 @@ if TYPE_CHECKING:
     from lark.exceptions import UnexpectedInput
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# Limits on rule text that no ruleset can change (see docs/dsl.md, "Limits"). They are
+# checked on the AST right after the parse, before anything walks it recursively (the
+# compiler, the generated Python, the load cache's pickles), so no text reaches a
+# Python recursion limit.
+MAX_NESTING = 64  # levels of expressions and blocks; the operands of a + b + ... are one
+MAX_TEXT = 100_000  # characters in one rules text (a block, an expression or a label)
 
 
 class DslSyntaxError(Exception):
@@ -142,11 +150,28 @@ def _direct() -> _Direct | None:
 
 
 def _parse(text: str, start: str, *, direct: bool = True) -> Any:
-    """The AST of ``text`` (rule ``start``); ``direct=False`` builds and walks the parse tree."""
+    """The AST of ``text`` (rule ``start``); ``direct=False`` builds and walks the parse tree.
+
+    Raises :class:`DslSyntaxError` for a text longer than ``MAX_TEXT`` or nested deeper
+    than ``MAX_NESTING`` (positions relative to ``text``).
+    """
+    if len(text) > MAX_TEXT:
+        raise DslSyntaxError(1, 1, f"rules text too long: {len(text):,} characters (at most {MAX_TEXT:,})",
+                             "split it into procedures or functions")
     parser = _direct() if direct else None
     if parser is not None:
-        return parser.parse(text, start)
-    return _build(_lark().parse(text, start=start))
+        result = parser.parse(text, start)
+    else:
+        try:
+            result = _build(_lark().parse(text, start=start))
+        except RecursionError:  # only this fallback walks a tree recursively
+            raise DslSyntaxError(1, 1, f"nested too deeply (more than {MAX_NESTING} levels)",
+                                 "split it with 'let', a function or a procedure") from None
+    deep = A.too_deep(result, MAX_NESTING)
+    if deep is not None:
+        raise DslSyntaxError(deep.pos[0], deep.pos[1], f"nested too deeply (more than {MAX_NESTING} levels "
+                             "of expressions and blocks)", "split it with 'let', a function or a procedure")
+    return result
 
 
 _FRIENDLY = {
@@ -303,8 +328,8 @@ def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
 
     try:
         node = _parse(text, "expr")
-    except UnexpectedInput as exc:
-        err = _syntax_error(exc, text)
+    except (UnexpectedInput, DslSyntaxError) as exc:
+        err = _syntax_error(exc, text) if isinstance(exc, UnexpectedInput) else exc
         if err.line <= 1:
             err.col += col - 1
         err.line += line - 1
@@ -388,6 +413,28 @@ def _template(raw: str, line: int, col_first: int, *, escapes: bool, pos: A.Pos)
     return A.Str(pos, parts)
 
 
+def _number(tok: Token) -> int:
+    """A number literal's value; past MAX_INT it is an error (checked on the digits first)."""
+    digits = str(tok).lstrip("0")
+    if len(digits) > len(str(MAX_INT)) or int(digits or "0") > MAX_INT:
+        line, col = _tpos(tok)
+        raise DslSyntaxError(line, col, f"number too large: {digits[:12]}... (numbers are at most {MAX_INT:,})"
+                             if len(digits) > 24 else f"number too large: {digits} (numbers are at most {MAX_INT:,})")
+    return int(digits or "0")
+
+
+def _sides(tok: Token | None) -> int:
+    """The faces of a die written ``dN`` (6 when not written): 1 to MAX_SIDES."""
+    if tok is None:
+        return 6
+    digits = str(tok)[1:].lstrip("0")
+    if not digits or len(digits) > len(str(MAX_SIDES)) or int(digits) > MAX_SIDES:
+        line, col = _tpos(tok)
+        shown = str(tok) if len(str(tok)) <= 12 else str(tok)[:12] + "..."
+        raise DslSyntaxError(line, col, f"a die has 1 to {MAX_SIDES} sides, not {shown}")
+    return int(digits)
+
+
 def _block(x: Any) -> list[A.Node]:
     return list(x) if x is not None else []
 
@@ -410,7 +457,7 @@ class _Builder:
 
     # ---- expressions
     def number(self, meta, c):
-        return A.Num(_tpos(c[0]), int(c[0]))
+        return A.Num(_tpos(c[0]), _number(c[0]))
 
     def string(self, meta, c):
         return parse_string_token(c[0])
@@ -457,16 +504,16 @@ class _Builder:
             return c[0]  # most expressions pass through every level of precedence alone
         from lark import Token
 
-        node = c[0]
+        rest: list[tuple[str, A.Pos, A.Node]] = []
         i = 1
         while i < len(c):
             if isinstance(c[i], Token) and op is None:
-                node = A.BinOp(_tpos(c[i]), str(c[i]), node, c[i + 1])
+                rest.append((str(c[i]), _tpos(c[i]), c[i + 1]))
                 i += 2
             else:
-                node = A.BinOp(_pos(meta), op or "?", node, c[i])
+                rest.append((op or "?", _pos(meta), c[i]))
                 i += 1
-        return node
+        return A.Chain(rest[-1][1], c[0], rest)
 
     def arith(self, meta, c):
         return self._chain(meta, c)
@@ -539,11 +586,11 @@ class _Builder:
 
     def roll_one_stmt(self, meta, c):
         _die, sides, bind = c
-        return A.Roll(_pos(meta), None, int(str(sides)[1:]) if sides else 6, str(bind), None)
+        return A.Roll(_pos(meta), None, _sides(sides), str(bind), None)
 
     def roll_stmt(self, meta, c):
         count, _dice, sides, bind, bonus = c
-        return A.Roll(_pos(meta), count, int(str(sides)[1:]) if sides else 6, str(bind), bonus)
+        return A.Roll(_pos(meta), count, _sides(sides), str(bind), bonus)
 
     def bonus(self, meta, c):
         return c[0]
