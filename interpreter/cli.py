@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import IO, Any, NoReturn
 
 from . import __version__
 from .bots import BOT_KINDS, Bot, bot_problem, make_bot
@@ -18,6 +19,7 @@ from .loader import bundled_names, load_ruleset
 from .model import Ruleset
 from .runtime import Game, IllegalChoice
 from .scenario import run_scenario
+from .simulate import MAX_GAMES, MAX_WORKERS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,6 +29,35 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"ludus: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(1)
+
+
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
+MAX_SEED = 2**64 - 1  # the random generator's whole state is 64 bits
+MAX_ANSWER = 1000  # characters of one line typed by a human seat
+
+
+def _whole(lo: int | None, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``lo`` to ``hi``, checked before any work starts.
+
+    ``lo`` None: numbers below 1 are let through, for the command's own check and message.
+    """
+    def parse(text: str) -> int:
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            raise ValueError(text)  # argparse then says: invalid int value: TEXT
+        # Length first: int() of thousands of digits is slow, and Python refuses more than 4300.
+        if len(digits) > len(str(hi)) or int(text) > hi or (lo is not None and int(text) < lo):
+            shown = text if len(text) <= 40 else f"{text[:20]}...({len(digits)} digits)"
+            raise argparse.ArgumentTypeError(f"{shown} is out of range: give a whole number from {lo or 1} to {hi}")
+        value = int(text)
+        return value
+    parse.__name__ = "int"
+    return parse
+
+
+_COUNT = _whole(1, 1000)  # players: the ruleset says which counts it allows
+_SEED = _whole(0, MAX_SEED)
+_DECISIONS = _whole(1, 1_000_000_000)
 
 
 def _out(text: str = "") -> None:
@@ -101,6 +132,17 @@ def _prompt(pending: dict[str, Any], player: str | None = None) -> str:
     return str((chosen or {}).get("prompt", pending.get("type", "")))
 
 
+def _read_answer(stream: IO[str]) -> str | None:
+    """One typed line, at most MAX_ANSWER characters kept (the rest is read and dropped); None at EOF."""
+    line = stream.readline(MAX_ANSWER)
+    if not line:
+        return None
+    rest = line
+    while rest and not rest.endswith("\n") and len(rest) == MAX_ANSWER:
+        rest = stream.readline(MAX_ANSWER)
+    return line.strip()
+
+
 def _ask_human(game: Game, player: str) -> int | None:
     choices = game.choices(player)
     prompt = _prompt(game.pending or {}, player)
@@ -110,16 +152,17 @@ def _ask_human(game: Game, player: str) -> int | None:
     while True:
         sys.stdout.write("choice (number, v = view, q = quit)> ")
         sys.stdout.flush()
-        line = sys.stdin.readline()
-        if not line:
+        text = _read_answer(sys.stdin)
+        if text is None:
+            _out("\nend of input")
             return None
-        text = line.strip()
         if text == "q":
             return None
         if text == "v":
             _out(json.dumps(game.view(player), indent=1, ensure_ascii=False))
             continue
-        if text.isdigit() and int(text) < len(choices):
+        # isascii: '²' and other digits of str.isdigit are not numbers int() reads
+        if text.isascii() and text.isdigit() and len(text) <= len(str(len(choices))) and int(text) < len(choices):
             return int(text)
         _out(f"  enter a number from 0 to {len(choices) - 1}")
 
@@ -135,6 +178,26 @@ def _score_table(game: Game) -> None:
         _out(f"{i:<5}{game.label_of(p):<14}{result['scores'][p]:>6}{mark}")
 
 
+def _open_log(path: str | None) -> IO[str] | None:
+    """Open --log FILE before the game, so a log that cannot be written is found out first."""
+    if path is None:
+        return None
+    try:
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by cmd_play when the game ends
+    except OSError as exc:
+        raise LudusError([_arg_diag(f"cannot write --log {path}: {exc.strerror or exc}",
+                                    "give a file in a folder that exists and you may write")]) from None
+
+
+def _write_log(fh: IO[str], entries: list[dict[str, Any]]) -> None:
+    try:
+        with fh:
+            for e in entries:
+                fh.write(dump_entry(e) + "\n")
+    except OSError as exc:
+        raise LudusError([_arg_diag(f"cannot write --log {fh.name}: {exc.strerror or exc}")]) from None
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     rs = load_ruleset(args.ruleset)
     players = args.players if args.players is not None else rs.max_players
@@ -142,11 +205,28 @@ def cmd_play(args: argparse.Namespace) -> int:
     if problem:
         raise LudusError([_arg_diag(problem, "choose --players in that range")])
     seats = _parse_seats(rs, rs.seat_names(players), args.seat or [])
-    game = Game.new(rs, players, args.seed)
-    bots: dict[str, Bot] = {p: make_bot(k, args.seed, p) for p, k in seats.items() if k != "human"}
     humans = [p for p, k in seats.items() if k == "human"]
+    # A human must not be able to learn the seed: with it, another terminal would show the deck
+    # order, the dice and the bots' answers in advance. So a human game draws a seed and shows it
+    # (and writes the log that holds it) only when the game ends. Bot games stay reproducible.
+    hidden = bool(humans) and args.seed is None
+    seed = secrets.randbelow(MAX_SEED + 1) if hidden else (1 if args.seed is None else args.seed)
+    log = _open_log(args.log)
+    game = Game.new(rs, players, seed)
+    bots: dict[str, Bot] = {p: make_bot(k, seed, p) for p, k in seats.items() if k != "human"}
     narrator = _Narrator(game, args.quiet, args.dice)
-    _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), seed {args.seed}")
+    shown_seed = "a random seed, shown when the game ends" if hidden else f"seed {seed}"
+    _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), {shown_seed}")
+    complete = len(game.log)  # the log up to the last whole decision: what a stop keeps
+    code = 0
+    revealed = not hidden
+
+    def reveal() -> None:
+        nonlocal revealed
+        if not revealed:
+            revealed = True
+            _out(f"seed {seed} (drawn at random; --seed {seed} plays the same game again)")
+
     try:
         narrator.flush()
         decisions = 0
@@ -154,30 +234,37 @@ def cmd_play(args: argparse.Namespace) -> int:
             decisions += 1
             if decisions > args.max_decisions:
                 _err(f"ludus: error: the game did not end within {args.max_decisions} decisions (--max-decisions)")
-                return 1
+                code = 1
+                break
             player = game.deciders()[0]
             pending = game.pending or {}
             secret = pending.get("type") == "secret" or bool(pending.get("secret"))
             if seats[player] == "human":
                 index = _ask_human(game, player)
                 if index is None:
+                    reveal()
                     _out("quit")
-                    return 0
+                    break
             else:
                 index = bots[player].choose(game, player)
             label = game.choices(player)[index].label
             game.apply(index, player)
+            complete = len(game.log)
             if not args.quiet:
                 shown = "(secret)" if secret and humans and player not in humans else label
                 _out(f"  {game.label_of(player)} > {shown}")
             narrator.flush()
-        _score_table(game)
+        if game.over:
+            _score_table(game)
+    except KeyboardInterrupt:
+        _out("")
+        _err("interrupted")
+        code = INTERRUPTED
     finally:
-        if args.log:
-            with open(args.log, "w", encoding="utf-8") as fh:
-                for e in game.log:
-                    fh.write(dump_entry(e) + "\n")
-    return 0
+        reveal()
+        if log is not None:
+            _write_log(log, game.log[:complete])
+    return code
 
 
 # ------------------------------------------------------------------ replay / scenario
@@ -270,20 +357,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _batch_options(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("--games", type=int, required=True, metavar="N", help="number of games (per ruleset)")
-    sp.add_argument("--players", type=int, metavar="N", help="number of players (default: the ruleset's maximum)")
+    sp.add_argument("--games", type=_whole(None, MAX_GAMES), required=True, metavar="N",
+                    help="number of games (per ruleset)")
+    sp.add_argument("--players", type=_COUNT, metavar="N", help="number of players (default: the ruleset's maximum)")
     sp.add_argument("--bots", metavar="KIND[,KIND...]",
                     help=f"the bot of each seat, in seat order, or one kind for all ({', '.join(BOT_KINDS)}; "
                     "default random)")
     sp.add_argument("--rotate", action="store_true",
                     help="rotate the --bots list by one seat per game, so no bot keeps a seat's advantage")
-    sp.add_argument("--workers", type=int, metavar="W",
+    sp.add_argument("--workers", type=_whole(None, MAX_WORKERS), metavar="W",
                     help="worker processes (default: one per core); results do not depend on it")
-    sp.add_argument("--seed", type=int, default=1, metavar="S",
+    sp.add_argument("--seed", type=_SEED, default=1, metavar="S",
                     help="run seed (default 1): game i is seeded from (S, i), so a run is reproducible")
     sp.add_argument("--out", metavar="DIR", help="write games.jsonl, games.csv, summary.txt, run.json and PNG "
                     "plots to DIR")
-    sp.add_argument("--max-decisions", type=int, default=100_000, metavar="N",
+    sp.add_argument("--max-decisions", type=_DECISIONS, default=100_000, metavar="N",
                     help="count a game as unfinished after N decisions (default 100000)")
     sp.add_argument("--no-plots", action="store_true", help="do not write the PNG plots")
     sp.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
@@ -326,15 +414,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "a human seat is shown its numbered legal choices. Narrates the game and ends with "
                         "the final score table.")
     pl.add_argument("ruleset", metavar="RULESET")
-    pl.add_argument("--players", type=int, help="number of players (default: the ruleset's maximum)")
-    pl.add_argument("--seed", type=int, default=1, help="random seed (default 1); same seed and choices, same game")
+    pl.add_argument("--players", type=_COUNT, help="number of players (default: the ruleset's maximum)")
+    pl.add_argument("--seed", type=_SEED,
+                    help="random seed, 0 to 2^64-1 (default 1; with a human seat, a random seed shown when the "
+                    "game ends); same seed and choices, same game")
     pl.add_argument("--seat", action="append", metavar="NAME=KIND",
                     help=f"who plays a seat: human or a bot ({', '.join(BOT_KINDS)}); repeatable")
     pl.add_argument("--log", metavar="FILE", help="write the game log (JSON Lines) to FILE")
     pl.add_argument("--quiet", action="store_true", help="print only the final score table")
     pl.add_argument("--dice", action="store_true",
                     help="also print every roll as the engine made it (the rules narrate the rolls that matter)")
-    pl.add_argument("--max-decisions", type=int, default=100_000, help="stop a game that runs longer (default 100000)")
+    pl.add_argument("--max-decisions", type=_DECISIONS, default=100_000, help="stop a game that runs longer (default 100000)")
     pl.set_defaults(func=cmd_play)
 
     r = sub.add_parser("replay", help="re-run a saved log and check it reproduces exactly",
@@ -392,9 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "shown against its target. See docs/bench.md.")
     b.add_argument("ruleset", nargs="?", metavar="RULESET",
                    help="the ruleset to measure (default: the one the hand-written references are for)")
-    b.add_argument("--players", type=int, metavar="N", help="players in the timed games (default: the maximum)")
-    b.add_argument("--games", type=int, metavar="N", help="complete games to time (default 20; 1 with --quick)")
-    b.add_argument("--repeat", type=int, metavar="N",
+    b.add_argument("--players", type=_COUNT, metavar="N", help="players in the timed games (default: the maximum)")
+    b.add_argument("--games", type=_whole(1, 100_000), metavar="N", help="complete games to time (default 20; 1 with --quick)")
+    b.add_argument("--repeat", type=_whole(1, 10_000), metavar="N",
                    help="timings per position for the ratios (default 15; 3 with --quick)")
     b.add_argument("--quick", action="store_true", help="a fast, rough run (a few seconds)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -417,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         _err("interrupted")
-        return 1
+        return INTERRUPTED
     except BrokenPipeError:
         return 0
 

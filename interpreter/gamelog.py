@@ -3,18 +3,37 @@
 Same ruleset + seed + choices gives a byte-identical log, so a log is also a
 regression test: replaying it checks that the rules still produce every die and
 every line it recorded.
+
+A log may come from a stranger, so reading one is bounded (line length, line count, file
+size, nesting depth, digits of a number) and every problem is a located error at the log's
+own line, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import find_ruleset, load_ruleset
 from .runtime import Game, IllegalChoice
-from .schemas import validator
+from .schemas import is_valid, schema
+
+MAX_LINE_BYTES = 1_000_000
+MAX_LOG_BYTES = 64_000_000
+MAX_LOG_LINES = 500_000
+MAX_DEPTH = 16  # a log line nests three deep at most (the end line's result)
+MAX_DIGITS = 20  # enough for any 64-bit seed
+MAX_ERRORS = 20  # reading stops after this many bad lines: the rest would only repeat it
+MAX_NAME = 100  # characters of the header's ruleset name
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_PLAIN = {"object": "a mapping", "array": "a list", "string": "text", "integer": "a whole number"}
+_NAME = re.compile(r"[^/\\\x00-\x1f]+")
 
 
 def dump_entry(entry: dict[str, Any]) -> str:
@@ -23,83 +42,262 @@ def dump_entry(entry: dict[str, Any]) -> str:
 
 
 def write_log(entries: list[dict[str, Any]], out: TextIO) -> None:
+    """Write entries as JSON Lines."""
     for e in entries:
         out.write(dump_entry(e) + "\n")
+
+
+class _BadNumber(ValueError):
+    def __init__(self, text: str, message: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _BadNumber(text, f"a number of {len(text.lstrip('-'))} digits (a log's numbers have at most "
+                               f"{MAX_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadNumber(text, f"the number {text[:40]} is out of range")
+    return value
+
+
+def _constant(text: str) -> float:
+    raise _BadNumber(text, f"{text} is not a number JSON allows")
+
+
+def _too_deep(line: str) -> int:
+    """The column where ``line`` nests deeper than MAX_DEPTH, or 0."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return 0
+    depth = 0
+    bare = _STRING.sub(lambda m: " " * len(m.group()), line)  # brackets inside strings do not nest
+    for m in _BRACKET.finditer(bare):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return m.start() + 1
+    return 0
+
+
+def _parse_line(text: str, where: Loc) -> tuple[Any, Diagnostic | None]:
+    col = _too_deep(text)
+    if col:
+        return None, Diagnostic(Loc(where.file, where.line, col), f"nested more than {MAX_DEPTH} deep",
+                                "a log line is a flat JSON object")
+    try:
+        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant), None
+    except _BadNumber as exc:
+        return None, Diagnostic(Loc(where.file, where.line, text.find(exc.text) + 1), str(exc))
+    except json.JSONDecodeError as exc:
+        return None, Diagnostic(Loc(where.file, where.line, exc.colno), f"not valid JSON: {exc.msg}",
+                                "each line of a log is one JSON object")
+    except (ValueError, RecursionError) as exc:  # what json itself refuses past its own limits
+        return None, Diagnostic(Loc(where.file, where.line, 1), f"not valid JSON: {exc}")
+
+
+def _branch(kind: str) -> dict[str, Any] | None:
+    for s in schema("log")["oneOf"]:
+        if s["properties"]["type"]["const"] == kind:
+            return dict(s)
+    return None
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _explain(entry: Any, text: str, where: Loc) -> Diagnostic:
+    """Why one parsed line is not a log entry, at the key that is wrong."""
+    def at(key: Any) -> Loc:
+        col = text.find(json.dumps(key)) + 1 if isinstance(key, str) else 0
+        return Loc(where.file, where.line, max(col, 1))
+
+    hint = "a line is a header, choice, dice, text or end entry: see docs/state.md"
+    if not isinstance(entry, dict):
+        return Diagnostic(at(None), f"a log line is a JSON object, not {_brief(entry)}", hint)
+    kind = entry.get("type")
+    branch = _branch(kind) if isinstance(kind, str) else None
+    if branch is None:
+        return Diagnostic(at("type"), f"unknown log entry type {_brief(kind)}", hint)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    err = best_match(Draft202012Validator(branch).iter_errors(entry))
+    if err is None:  # pragma: no cover - is_valid and jsonschema agree (test_standards)
+        return Diagnostic(at(None), f"not a valid {kind} line", hint)
+    path = list(err.absolute_path)
+    key = path[0] if path else None
+    field = "/".join(str(p) for p in path)
+    v, arg = err.validator, err.validator_value
+    if v == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        return Diagnostic(at(None), f"a {kind} line needs '{missing}'")
+    if v == "additionalProperties":
+        extra = sorted(set(entry) - set(branch["properties"]))
+        return Diagnostic(at(extra[0] if extra else None), f"unknown key {_brief(extra[0] if extra else '')} "
+                          f"in a {kind} line", "allowed: " + ", ".join(branch["properties"]))
+    types = [arg] if isinstance(arg, str) else list(arg) if isinstance(arg, list) else []
+    what = {"type": "must be " + " or ".join(_PLAIN.get(t, t) for t in types),
+            "minimum": f"must be at least {arg}", "maximum": f"must be at most {arg}",
+            "maxLength": f"must be at most {arg} characters long", "maxItems": f"holds at most {arg} items",
+            "const": f"must be {_brief(arg)}"}.get(str(v), f"is not valid ({v})")
+    shown = f"{len(err.instance)} characters" if v == "maxLength" else \
+        f"{len(err.instance)} items" if v == "maxItems" else _brief(err.instance)
+    return Diagnostic(at(key), f"'{field}' of a {kind} line {what}, not {shown}")
+
+
+def _raw_lines(fh: IO[bytes], path: str, diags: list[Diagnostic]) -> list[tuple[int, bytes]]:
+    """The log's lines as bytes, each with its number; refuses what is past the limits."""
+    out: list[tuple[int, bytes]] = []
+    total = 0
+    n = 0
+    while len(diags) < MAX_ERRORS:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            break
+        n += 1
+        total += len(raw)
+        if n > MAX_LOG_LINES or total > MAX_LOG_BYTES:
+            diags.append(Diagnostic(Loc(path, n, 1), f"the log is longer than {MAX_LOG_LINES} lines or "
+                                    f"{MAX_LOG_BYTES // 1_000_000} MB", "a log of a whole game is far shorter"))
+            break
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            diags.append(Diagnostic(Loc(path, n, 1), f"line longer than {MAX_LINE_BYTES} bytes",
+                                    "each line of a log is one short JSON object"))
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(1 << 20)
+                total += len(raw)
+            continue
+        out.append((n, raw))
+    return out
 
 
 def read_log(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """Read and validate a log file; every problem is located at its line."""
     p = Path(path)
+    diags: list[Diagnostic] = []
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        with p.open("rb") as fh:
+            raw_lines = _raw_lines(fh, str(p), diags)
     except FileNotFoundError:
         raise LudusError([Diagnostic(Loc(str(p)), "log file not found")]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LudusError([Diagnostic(Loc(str(p)), f"cannot read log: {exc}")]) from None
+    except OSError as exc:
+        raise LudusError([Diagnostic(Loc(str(p)), f"cannot read log: {exc.strerror or exc}")]) from None
     entries: list[tuple[int, dict[str, Any]]] = []
-    diags: list[Diagnostic] = []
-    v = validator("log")
-    for n, line in enumerate(lines, 1):
+    for n, raw in raw_lines:
+        if len(diags) >= MAX_ERRORS:
+            break
+        where = Loc(str(p), n, 1)
+        try:
+            line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+        except UnicodeDecodeError as exc:
+            diags.append(Diagnostic(Loc(str(p), n, exc.start + 1), "not UTF-8 text", "a log is a text file"))
+            continue
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            diags.append(Diagnostic(Loc(str(p), n, exc.colno), f"not valid JSON: {exc.msg}",
-                                    "each line of a log is one JSON object"))
-            continue
-        problems = list(v.iter_errors(entry))
-        if problems:
-            kind = entry.get("type") if isinstance(entry, dict) else None
-            diags.append(Diagnostic(Loc(str(p), n, 1), f"not a valid log entry (type {kind!r})",
-                                    "entries are header, choice, dice, text or end"))
+        entry, problem = _parse_line(line, where)
+        if problem is None and not is_valid("log", entry):
+            problem = _explain(entry, line, where)
+            if n == raw_lines[-1][0] and not raw.endswith(b"\n"):
+                problem = Diagnostic(problem.loc, problem.message, "the last line may be cut short")
+        if problem is not None:
+            diags.append(problem)
             continue
         entries.append((n, entry))
+    if len(diags) >= MAX_ERRORS:
+        diags.append(Diagnostic(Loc(str(p), diags[-1].loc.line, 1), f"stopped after {MAX_ERRORS} errors"))
     if not diags and (not entries or entries[0][1]["type"] != "header"):
-        diags.append(Diagnostic(Loc(str(p), entries[0][0] if entries else 1, 1), "a log starts with its header line"))
+        diags.append(Diagnostic(Loc(str(p), entries[0][0] if entries else 1, 1), "a log starts with its header line",
+                                "" if entries else "the log is empty"))
     if diags:
         raise LudusError(diags)
     return entries
 
 
+def _find(spec: str, header_at: Loc, explicit: bool) -> Path:
+    """The manifest of the ruleset a log names (or the one given with --ruleset)."""
+    if not explicit and not (len(spec) <= MAX_NAME and _NAME.fullmatch(spec) and not spec.startswith(".")):
+        raise LudusError([Diagnostic(header_at, f"the log's ruleset {_brief(spec)} is not a ruleset name",
+                                     "give its folder with --ruleset PATH")])
+    try:
+        return find_ruleset(spec)
+    except (LudusError, OSError, ValueError):
+        if explicit:
+            raise
+        raise LudusError([Diagnostic(header_at, f"the log's ruleset '{spec}' is not a bundled ruleset",
+                                     "give its folder with --ruleset PATH")]) from None
+
+
 def replay(path: str | Path, ruleset: str | None = None) -> Game:
-    """Re-run a log and check that it reproduces exactly; returns the final game."""
+    """Re-run a log and check that it reproduces exactly; returns the final game.
+
+    The log is compared with what the rules produce as the replay goes, so a log that
+    diverges is refused at its first wrong line without playing the rest.
+    """
     p = Path(path)
     entries = read_log(p)
     line0, header = entries[0]
-    spec = ruleset or header["ruleset"]
-    try:
-        manifest = find_ruleset(spec)
-    except LudusError:
-        if ruleset:
-            raise
-        raise LudusError([Diagnostic(Loc(str(p), line0, 1), f"the log's ruleset '{spec}' is not a bundled ruleset",
-                                     "give its folder with --ruleset PATH")]) from None
-    rs = load_ruleset(manifest.parent)
+    at_header = Loc(str(p), line0, 1)
+    rs = load_ruleset(_find(ruleset or header["ruleset"], at_header, ruleset is not None).parent)
     if rs.digest != header["digest"]:
-        raise LudusError([Diagnostic(Loc(str(p), line0, 1),
+        raise LudusError([Diagnostic(at_header,
                                      f"the log was written with a different version of ruleset '{header['ruleset']}'",
                                      "replay with the files it was written with: --ruleset PATH")])
+    problem = rs.player_count_problem(len(header["players"]))
+    if problem:
+        raise LudusError([Diagnostic(at_header, f"the log's seats do not fit: {problem}")])
     game = Game.new(rs, len(header["players"]), header["seed"])
     if game.state["players"] != header["players"]:
-        raise LudusError([Diagnostic(Loc(str(p), line0, 1), "the log's seats do not match the ruleset's seats")])
-    for n, entry in entries:
+        raise LudusError([Diagnostic(at_header, "the log's seats do not match the ruleset's seats")])
+    checked = 0
+
+    def compare(upto: int) -> None:
+        nonlocal checked
+        produced = game.log
+        for i in range(checked, min(upto, len(entries), len(produced))):
+            n, entry = entries[i]
+            if produced[i] != entry:
+                raise LudusError([Diagnostic(Loc(str(p), n, 1), f"replay diverges: the log has {dump_entry(entry)}, "
+                                             f"the rules now give {dump_entry(produced[i])}")])
+        checked = max(checked, min(upto, len(entries), len(produced)))
+
+    for k, (n, entry) in enumerate(entries):
         if entry["type"] != "choice":
             continue
-        try:
-            game.apply(entry["index"], entry["player"], entry.get("dice"))
-        except IllegalChoice as exc:
-            raise LudusError([Diagnostic(Loc(str(p), n, 1), f"replay diverges: {exc.reason}")]) from None
+        compare(k)
+        _apply(game, entry, Loc(str(p), n, 1))
+        compare(len(game.log))
+    compare(len(game.log))
     produced = game.log
-    for i, (n, entry) in enumerate(entries):
-        if i >= len(produced):
-            raise LudusError([Diagnostic(Loc(str(p), n, 1), "replay diverges: the rules produced nothing more, "
-                                         f"the log has {dump_entry(entry)}")])
-        if produced[i] != entry:
-            raise LudusError([Diagnostic(Loc(str(p), n, 1), f"replay diverges: the log has {dump_entry(entry)}, "
-                                         f"the rules now give {dump_entry(produced[i])}")])
+    if len(produced) < len(entries):
+        n, entry = entries[len(produced)]
+        raise LudusError([Diagnostic(Loc(str(p), n, 1), "replay diverges: the rules produced nothing more, "
+                                     f"the log has {dump_entry(entry)}")])
     if len(produced) > len(entries):
-        last = entries[-1][0] if entries else 1
-        raise LudusError([Diagnostic(Loc(str(p), last, 1), "replay diverges: the log ends early; the rules go on with "
-                                     f"{dump_entry(produced[len(entries)])}")])
+        raise LudusError([Diagnostic(Loc(str(p), entries[-1][0], 1), "replay diverges: the log ends early; the rules "
+                                     f"go on with {dump_entry(produced[len(entries)])}")])
     return game
+
+
+def _apply(game: Game, entry: dict[str, Any], where: Loc) -> None:
+    """Apply one logged choice; a refusal or a rule failing on its forced dice is this line's error."""
+    try:
+        game.apply(entry["index"], entry["player"], entry.get("dice"))
+    except IllegalChoice as exc:
+        raise LudusError([Diagnostic(where, f"replay diverges: {exc.reason}")]) from None
+    except LudusError as exc:
+        first = exc.diagnostics[0]
+        raise LudusError([Diagnostic(where, f"replay fails at this choice: {first.message}",
+                                     f"the rules stopped at {first.loc}")]) from None

@@ -13,15 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import Diagnostic, Loc, LudusError
+from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl import ast as A
 from .dsl.compiler import Compiler
 from .dsl.parser import DslSyntaxError, parse_expr
 from .loader import find_ruleset, load_ruleset
-from .model import Ruleset
+from .model import RuleFault, Ruleset
 from .runtime import Game, IllegalChoice
-from .schemas import validate
+from .schemas import schema, validate
 from .yamlsource import SourceMap, load_yaml
+
+# Values a state patch may set, as bounded as the values rules compute (model's bounds on
+# whole numbers, lists and texts): a patch must not hand the rules what they could not make.
+MAX_INT = (1 << 63) - 1
+MAX_LIST = 100_000
+MAX_STR = 1_000_000
 
 
 @dataclass
@@ -49,6 +55,9 @@ def load_scenario(path: str | Path) -> tuple[dict[str, Any], SourceMap, Ruleset]
     except LudusError as exc:
         raise LudusError([Diagnostic(smap.loc(("ruleset",)), exc.diagnostics[0].message,
                                      exc.diagnostics[0].hint)]) from None
+    except (OSError, ValueError) as exc:  # a name the file system refuses (too long, a NUL byte)
+        raise LudusError([Diagnostic(smap.loc(("ruleset",)), f"no ruleset '{str(data['ruleset'])[:60]}': "
+                                     f"{getattr(exc, 'strerror', None) or exc}")]) from None
     return data, smap, load_ruleset(manifest.parent)
 
 
@@ -66,12 +75,13 @@ def run_scenario(path: str | Path) -> ScenarioRun:
         if "start" in data:
             _start(game, data["start"], smap)
 
+    if "expect" in data:
+        _check_expect(data["expect"], smap)
     try:
         game = Game.new(rs, players, data.get("seed", 0), after_setup=prepare, dice=data.get("dice", []))
     except LudusError as exc:
-        if data.get("dice") and "forced dice" in exc.diagnostics[0].message:
-            raise LudusError([Diagnostic(smap.loc(("dice",)), exc.diagnostics[0].message,
-                                         exc.diagnostics[0].hint)]) from None
+        if data.get("dice") and "forced di" in exc.diagnostics[0].message:
+            raise _at(exc, smap.loc(("dice",)), "") from None
         raise
     # Assertions are checked before the steps, like every other rule text. Seats and the
     # entities made during set-up (e.g. each seat's leaders) may be named in them.
@@ -87,12 +97,33 @@ def run_scenario(path: str | Path) -> ScenarioRun:
             game.apply(step["choose"], step.get("player"), step.get("dice"))
         except IllegalChoice as exc:
             raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}")]) from None
+        except LudusError as exc:
+            if step.get("dice") and "forced di" in exc.diagnostics[0].message:
+                raise _at(exc, smap.loc(("steps", i, "dice")), f"step {i + 1}: ") from None
+            raise LudusError([Diagnostic(loc, f"step {i + 1}: the rules failed on this choice "
+                                         f"(at {exc.diagnostics[0].loc})"), *exc.diagnostics]) from None
     run = ScenarioRun(game)
     if "expect" in data:
-        _match(data["expect"], game.state, "", run.failures)
+        _match(data["expect"], game.state, "", run.failures, smap, ("expect",))
     for check in checks:
         check(game, run.failures)
     return run
+
+
+def _at(exc: LudusError, loc: Loc, prefix: str) -> LudusError:
+    """The first problem of ``exc`` told at ``loc`` (the forced dice that caused it)."""
+    first = exc.diagnostics[0]
+    return LudusError([Diagnostic(loc, prefix + first.message, first.hint or f"rolled at {first.loc}")])
+
+
+def _check_expect(expect: dict[str, Any], smap: SourceMap) -> None:
+    """An expectation naming a part the state does not have could never hold: an error, before the run."""
+    keys = list(schema("state")["properties"])
+    diags = [Diagnostic(smap.loc(("expect", k), key=True), f"expect: the state has no '{k}'",
+                        did_you_mean(str(k), keys) or "the state's parts are " + ", ".join(keys))
+             for k in expect if k not in keys]
+    if diags:
+        raise LudusError(diags)
 
 
 def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
@@ -110,8 +141,10 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
             continue
         for fname, value in (fields or {}).items():
             if fname == "zone":
-                if game._zone_def(str(value)) is None:
-                    diags.append(Diagnostic(smap.loc(path + (fname,)), f"unknown zone '{value}'"))
+                problem = _unplaceable(game, eid, value, set()) if value is not None else "an entity's zone " \
+                    "cannot be set to nothing here"
+                if problem:
+                    diags.append(Diagnostic(smap.loc(path + (fname,)), problem))
                 else:
                     game._place(eid, str(value), False)
             elif fname not in game.ents[eid] or fname == "kind":
@@ -126,10 +159,13 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
         for eid in list(game.zones.get(key, [])):
             game.zones[key].remove(eid)
             game.ents[eid]["zone"] = None
+        placed: set[str] = set()
         for j, eid in enumerate(ids or []):
-            if eid not in game.ents:
-                diags.append(Diagnostic(smap.loc(path + (j,)), f"unknown entity '{eid}'"))
+            problem = _unplaceable(game, eid, key, placed)
+            if problem:
+                diags.append(Diagnostic(smap.loc(path + (j,)), problem))
             else:
+                placed.add(eid)
                 game._place(eid, key, False)
     if "players" in patch:
         order = patch["players"]
@@ -142,11 +178,30 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
     game._kind_index = None
 
 
+def _unplaceable(game: Game, eid: Any, key: Any, placed: set[str]) -> str:
+    """Why entity ``eid`` cannot be put in zone ``key`` by a patch ('' when it can)."""
+    if not isinstance(eid, str) or eid not in game.ents:
+        return f"unknown entity '{eid}'" if isinstance(eid, str) else f"unknown entity {_brief(eid)}"
+    z = game._zone_def(key) if isinstance(key, str) else None
+    if z is None:
+        return f"unknown zone '{key}'" if isinstance(key, str) else f"unknown zone {_brief(key)}"
+    kind = game.ents[eid]["kind"]
+    if z.holds not in ("*", kind):
+        return f"zone '{key}' holds {z.holds} entities, and '{eid}' is a {kind}"
+    if eid in placed:
+        return f"'{eid}' is listed twice"
+    return ""
+
+
 def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
-    """Check a patched value against its declared type (entity references must exist)."""
+    """Check a patched value against its declared type (entity references must exist) and the bounds."""
     ok = True
-    if value is None or type_ == "any":
+    if value is None:
         return True
+    if not _fits_size(value, smap, path, diags):
+        return False
+    if type_ == "any":
+        return _plain_value(value, smap, path, diags)
     if type_ == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif type_ == "bool":
@@ -162,9 +217,45 @@ def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diag
         kind = type_[4:]
         e = game.ents.get(value) if isinstance(value, str) else None
         ok = e is not None and (kind == "*" or e["kind"] == kind)
+    elif type_.startswith("zone:"):
+        ok = isinstance(value, str) and game._zone_def(value) is not None
+    else:
+        return _plain_value(value, smap, path, diags)
     if not ok:
-        diags.append(Diagnostic(smap.loc(path), f"wrong type: {value!r} is not {type_.replace('ent:', 'a ')}"))
+        diags.append(Diagnostic(smap.loc(path), f"wrong type: {_brief(value)} is not {type_.replace('ent:', 'a ')}"))
     return ok
+
+
+def _plain_value(value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
+    """A value of no declared type: plain data (numbers, text, true/false, lists, mappings) within the bounds."""
+    if value is None or isinstance(value, bool | str):
+        return _fits_size(value, smap, path, diags)
+    if isinstance(value, int):
+        return _fits_size(value, smap, path, diags)
+    if isinstance(value, list):
+        return _fits_size(value, smap, path, diags) and \
+            all(_plain_value(v, smap, path + (i,), diags) for i, v in enumerate(value))
+    if isinstance(value, dict):
+        return all(_plain_value(v, smap, path + (k,), diags) for k, v in value.items())
+    diags.append(Diagnostic(smap.loc(path), f"{_brief(value)} is not a value the rules use",
+                            "whole numbers, text, true/false, lists"))
+    return False
+
+
+def _fits_size(value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value <= MAX_INT:
+        diags.append(Diagnostic(smap.loc(path), f"number out of range (whole numbers stay within ±{MAX_INT:,})"))
+        return False
+    if (isinstance(value, list) and len(value) > MAX_LIST) or (isinstance(value, str) and len(value) > MAX_STR):
+        diags.append(Diagnostic(smap.loc(path), f"too long: {len(value):,} (lists hold at most {MAX_LIST:,} "
+                                f"items, texts {MAX_STR:,} characters)"))
+        return False
+    return True
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _start(game: Game, start: dict[str, Any], smap: SourceMap) -> None:
@@ -175,25 +266,32 @@ def _start(game: Game, start: dict[str, Any], smap: SourceMap) -> None:
     args = dict(start.get("args") or {})
     if set(args) != set(proc.params):
         raise LudusError([Diagnostic(smap.loc(("start",)), f"procedure '{name}' takes "
-                                     f"({', '.join(proc.params)}), the scenario gives ({', '.join(args)})")])
+                                     f"({', '.join(proc.params)}), the scenario gives ({', '.join(map(str, args))})")])
+    diags: list[Diagnostic] = []
+    for param, type_ in proc.params.items():
+        _fits(game, type_, args[param], smap, ("start", "args", param), diags)
+    if diags:
+        raise LudusError(diags)
     game.state["stack"][0] = game._frame(name, args, None)
 
 
-def _match(expected: Any, actual: Any, path: str, failures: list[str]) -> None:
+def _match(expected: Any, actual: Any, path: str, failures: list[str], smap: SourceMap, where: tuple) -> None:
+    """Compare a partial state; each difference is told at the expectation's place in the file."""
     if isinstance(expected, dict) and isinstance(actual, dict):
         for k, v in expected.items():
             sub = f"{path}.{k}" if path else str(k)
             if k not in actual:
-                failures.append(f"{sub}: expected {_show(v)}, but it is missing")
+                failures.append(f"{smap.loc(where + (k,), key=True)}: {sub}: expected {_show(v)}, but it is missing")
             else:
-                _match(v, actual[k], sub, failures)
+                _match(v, actual[k], sub, failures, smap, where + (k,))
         return
     if expected != actual:
-        failures.append(f"{path}: expected {_show(expected)}, got {_show(actual)}")
+        failures.append(f"{smap.loc(where)}: {path}: expected {_show(expected)}, got {_show(actual)}")
 
 
 def _show(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)
+    text = json.dumps(v, ensure_ascii=False)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names: dict[str, str]) -> Any:
@@ -216,11 +314,18 @@ def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names:
 
     def check(game: Game, failures: list[str]) -> None:
         L = {n: n for n in names}
-        if fn(game, L):
+        try:
+            if fn(game, L):
+                return
+            detail = ""
+            if sides:
+                left, right = (game.label_of(f(game, L)) for f in sides)
+                detail = f" (left side is {left}, right side is {right})"
+        except RuleFault as fault:
+            failures.append(f"{where}: assertion failed: {text} ({fault.message})")
             return
-        detail = ""
-        if sides:
-            left, right = (game.label_of(f(game, L)) for f in sides)
-            detail = f" (left side is {left}, right side is {right})"
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
+            failures.append(f"{where}: assertion failed: {text} (rule failed: {type(exc).__name__})")
+            return
         failures.append(f"{where}: assertion failed: {text}{detail}")
     return check

@@ -45,6 +45,9 @@ COMPARE_TXT = "compare.txt"
 
 OVER, UNFINISHED, ERROR = "over", "unfinished", "error"
 
+MAX_GAMES = 10_000_000  # games of one run: days of work, and a bound a typo cannot pass
+MAX_WORKERS = 256  # worker processes: each holds a loaded ruleset
+
 Echo = Callable[[str], None]
 
 
@@ -95,6 +98,8 @@ def make_plan(rs: Ruleset, spec: str, games: int, players: int | None, bots: str
     """Check the command-line values against the ruleset; every problem is an actionable error."""
     if games < 1:
         raise _arg_error(f"--games must be at least 1, not {games}", "e.g. --games 1000")
+    if games > MAX_GAMES:
+        raise _arg_error(f"--games must be at most {MAX_GAMES}, not {games}")
     if max_decisions < 1:
         raise _arg_error(f"--max-decisions must be at least 1, not {max_decisions}")
     n = players if players is not None else rs.max_players
@@ -684,6 +689,8 @@ def _check_workers(workers: int | None) -> int:
         return default_workers()
     if workers < 1:
         raise _arg_error(f"--workers must be at least 1, not {workers}")
+    if workers > MAX_WORKERS:
+        raise _arg_error(f"--workers must be at most {MAX_WORKERS}, not {workers}")
     return workers
 
 
