@@ -69,6 +69,9 @@ class Settings:
             s.games = games
         if repeat is not None:
             s.repeat = repeat
+        for option, value in (("--games", s.games), ("--repeat", s.repeat)):
+            if value < 1:
+                raise LudusError([Diagnostic(Loc("ludus bench"), f"{option} must be at least 1, not {value}")])
         return s
 
 
