@@ -38,7 +38,7 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -402,19 +402,35 @@ def is_plain(value: Any) -> bool:
 
 
 def smap_to_plain(dumped: tuple[Any, ...]) -> dict[str, Any]:
-    """A ``SourceMap.dump()`` as plain data, in columns (one list of paths, one flat list of
-    numbers per table), which read back in a few passes of C rather than a loop per position."""
+    """A ``SourceMap.dump()`` as plain data, in columns that read back in a few passes of C.
+
+    Paths are numbers: node ``i`` of a tree of paths is its parent's path and ``steps[i]``
+    (node 0 is the empty path). Each table is its paths' node numbers and one flat list of
+    numbers; each text's characters are its runs' starts and (line, col), flat.
+    """
     files, values, keys, texts = dumped
+    ids: dict[tuple, int] = {(): 0}
+    parents, steps = [0], [0]
+
+    def node(path: tuple) -> int:
+        found = ids.get(path)
+        if found is None:
+            parent = node(path[:-1])
+            found = ids[path] = len(parents)
+            parents.append(parent)
+            steps.append(path[-1])
+        return found
+
     runs = [t[5] for t in texts.values()]
-    return {"files": list(files),
-            "values": [list(map(list, values)), [n for v in values.values() for n in v]],
-            "keys": [list(map(list, keys)), [n for v in keys.values() for n in v]],
-            "texts": [list(map(list, texts)), [n for t in texts.values() for n in t[:3]],
+    return {"files": list(files), "parents": parents, "steps": steps,
+            "values": [[node(k) for k in values], [n for v in values.values() for n in v]],
+            "keys": [[node(k) for k in keys], [n for v in keys.values() for n in v]],
+            "texts": [[node(k) for k in texts], [n for t in texts.values() for n in t[:3]],
                       [flag for t in texts.values() for flag in t[3:5]],
                       [0 if r is None else len(r[0]) for r in runs],  # how many runs each text has
                       [0 if r is None else r[2] for r in runs],  # how many characters
                       [n for r in runs if r is not None for n in r[0]],  # where each run starts
-                      [list(p) for r in runs if r is not None for p in r[1]]]}  # its (line, col)
+                      [n for r in runs if r is not None for p in r[1] for n in p]]}  # its (line, col)
 
 
 def _ints(values: Any, n: int) -> list[int]:
@@ -423,13 +439,28 @@ def _ints(values: Any, n: int) -> list[int]:
     return values
 
 
-def _places(files: list[str], column: Any) -> dict[tuple, tuple[int, int, int]]:
-    paths, at = column
-    _ints(at, 3 * len(paths))
+def _paths(plain: dict[str, Any]) -> list[tuple]:
+    parents, steps = plain["parents"], plain["steps"]
+    n = len(_ints(parents, len(steps)))
+    if not n or not set(map(type, steps)) <= {str, int} or not all(map(int.__lt__, parents[1:], range(1, n))):
+        raise Corrupt("paths")
+    paths: list[tuple] = [()]
+    add = paths.append
+    for parent, step in zip(parents[1:], steps[1:], strict=True):
+        add((*paths[parent], step))
+    return paths
+
+
+def _places(files: list[str], paths: list[tuple], column: Any) -> dict[tuple, tuple[int, int, int]]:
+    nodes, at = column
+    _ints(nodes, len(nodes))
+    _ints(at, 3 * len(nodes))
+    if nodes and (min(nodes) < 0 or max(nodes) >= len(paths)):
+        raise Corrupt("path")
     if at and (min(at[0::3]) < 0 or max(at[0::3]) >= len(files)):
         raise Corrupt("file index")
     it = iter(at)
-    return dict(zip(map(tuple, paths), zip(it, it, it, strict=False), strict=True))
+    return dict(zip(map(paths.__getitem__, nodes), zip(it, it, it, strict=False), strict=True))
 
 
 def smap_from_plain(plain: Any) -> tuple[Any, ...]:
@@ -438,24 +469,23 @@ def smap_from_plain(plain: Any) -> tuple[Any, ...]:
     files = plain["files"]
     if files.__class__ is not list or not set(map(type, files)) <= {str}:
         raise Corrupt("file names")
-    values = _places(files, plain["values"])
-    keys = _places(files, plain["keys"])
-    paths, at, flags, counts, chars, starts, places = plain["texts"]
-    origins = _places(files, [paths, at])
-    _ints(counts, len(paths))
-    _ints(chars, len(paths))
+    paths = _paths(plain)
+    values = _places(files, paths, plain["values"])
+    keys = _places(files, paths, plain["keys"])
+    nodes, at, flags, counts, chars, starts, places = plain["texts"]
+    origins = _places(files, paths, [nodes, at])
+    _ints(counts, len(nodes))
+    _ints(chars, len(nodes))
     _ints(starts, sum(counts))
-    if (places.__class__ is not list or len(places) != len(starts) or not set(map(type, places)) <= {list}
-            or not set(map(len, places)) <= {2} or not set(map(type, chain.from_iterable(places))) <= {int}):
-        raise Corrupt("character places")
-    if flags.__class__ is not list or len(flags) != 2 * len(paths) or not set(map(type, flags)) <= {bool}:
+    _ints(places, 2 * len(starts))
+    if flags.__class__ is not list or len(flags) != 2 * len(nodes) or not set(map(type, flags)) <= {bool}:
         raise Corrupt("text flags")
     if counts and (min(counts) < 0 or min(chars) < 0):
         raise Corrupt("character places")
     fl, st, pl = iter(flags), iter(starts), iter(places)
     texts = {k: (*o, next(fl), next(fl),
-                 None if c == 0 else ((next(st),), (tuple(next(pl)),), n) if c == 1  # most texts are one run
-                 else (tuple(islice(st, c)), tuple(map(tuple, islice(pl, c))), n))
+                 None if c == 0 else ((next(st),), ((next(pl), next(pl)),), n) if c == 1  # most texts are one run
+                 else (tuple(islice(st, c)), tuple(zip(islice(pl, c), islice(pl, c), strict=True)), n))  # (l, c) pairs
              for (k, o), c, n in zip(origins.items(), counts, chars, strict=True)}
     return (files, values, keys, texts)
 
