@@ -37,7 +37,7 @@ MAX_SIDES = 1000  # faces of a die (at least 1)
 # for each call of a function whose result is not remembered (a call does an expression's work).
 LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
-    "work": (1_000, 1_000_000, 10_000_000),
+    "work": (1_000, 500_000, 5_000_000),
 }
 CALL_WORK = 10
 # Function results remembered at once (Game._memo, emptied at every change of the state);

@@ -194,7 +194,8 @@ def _cat(g: Any, a: Any, b: Any) -> list:
 
 
 _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
-             "Exception", "KeyError", "TypeError", "ValueError", "IndexError", "AttributeError", "RecursionError")
+             "Exception", "KeyError", "TypeError", "ValueError", "IndexError", "AttributeError", "RecursionError",
+             "MemoryError")
 _HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
     "_next_in": _next_in, "_span": _span, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,

@@ -27,7 +27,7 @@ GRAMMAR = Path(__file__).with_name("grammar.lark")
 # compiler, the generated Python, the load cache's pickles), so no text reaches a
 # Python recursion limit.
 MAX_NESTING = 64  # levels of expressions and blocks; the operands of a + b + ... are one
-MAX_TEXT = 100_000  # characters in one rules text (a block, an expression or a label)
+MAX_TEXT = 30_000  # characters in one rules text (a block, an expression or a label)
 
 
 class DslSyntaxError(Exception):
