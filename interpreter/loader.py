@@ -7,7 +7,6 @@ follow-on noise).
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
@@ -169,6 +168,14 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def _size(path: Path) -> int:
+    """The size of a file in bytes (0 when it cannot be seen: reading it later says why)."""
+    try:
+        return path.stat().st_size
+    except (OSError, ValueError):
+        return 0
+
+
 def find_ruleset_from(spec: str, folder: Path, reach: _Reach | None = None) -> Path:
     """Resolve an ``extends`` written in the manifest of ``folder``.
 
@@ -209,6 +216,7 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
     from .schemas import validate  # a full load only (and jsonschema only for an invalid document)
 
     reach = reach or _Reach(manifest_path)
+    reach.left -= _size(manifest_path)
     reads = trace.reads if trace is not None else None
     manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml", reads=reads)
     validate("manifest", manifest, msmap, diags)
@@ -247,6 +255,11 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
         diags.append(Diagnostic(msmap.loc(("files",)), f"{len(files)} files listed (at most {MAX_FILES})",
                                 "put more into each file"))
         raise LudusError(diags)
+    reach.left -= sum(_size(folder / str(name)) for name in files if _inside(folder / str(name), folder))
+    if reach.left < 0:  # refused before any of them is read
+        diags.append(Diagnostic(msmap.loc(("files",)), f"the ruleset's files hold more than {MAX_LOAD_BYTES:,} "
+                                "bytes of YAML in all", "a ruleset and those it extends may hold at most 8 MiB"))
+        raise LudusError(diags)
     patches: list[tuple[Any, SourceMap, PathKey]] = []
     for i, name in enumerate(files):
         fpath = folder / str(name)
@@ -258,12 +271,6 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
             diags.append(Diagnostic(msmap.loc(("files", i)), f"file not found: {_shown(str(name))}",
                                     "check the name in 'files'"))
             continue
-        with contextlib.suppress(OSError):  # then reading it says why
-            reach.left -= fpath.stat().st_size
-        if reach.left < 0:
-            diags.append(Diagnostic(msmap.loc(("files", i)), f"the ruleset's files hold more than "
-                                    f"{MAX_LOAD_BYTES:,} bytes of YAML in all", "a ruleset may hold at most 8 MiB"))
-            raise LudusError(diags)
         try:
             data, smap = load_yaml(fpath, reads=reads)
         except LudusError as exc:

@@ -375,12 +375,31 @@ _NO_ALIASES = ("write the value out in full: Ludus reads no anchors (&name) or a
                "which let a small file stand for an unbounded amount of data")
 
 
+def _alias(name: str, mark: Any) -> _Refused:
+    return _Refused(f"YAML alias '*{_short(name)}' is not allowed", _NO_ALIASES, mark)
+
+
+def _anchor(name: str, mark: Any) -> _Refused:
+    return _Refused(f"YAML anchor '&{_short(name)}' is not allowed", _NO_ALIASES, mark)
+
+
+def _too_deep(mark: Any) -> _Refused:
+    return _Refused(f"nested too deeply: more than {MAX_DEPTH} mappings and lists inside one another",
+                    "flatten the data", mark)
+
+
+def _too_long(text: str, mark: Any) -> _Refused:
+    return _Refused(f"number too long: {len(text):,} characters (at most {MAX_INT_DIGITS})",
+                    "no game needs a number this large", mark)
+
+
 def _guarded_composer() -> type:
     """ruamel's composer, refusing what could make a small file cost unbounded time or memory.
 
     It meets every node before it is built, in file order: an alias or an anchor, a mapping or
     list nested more than :data:`MAX_DEPTH` deep (before ruamel's own recursion goes deeper),
     an integer written with more than :data:`MAX_INT_DIGITS` characters (before it is converted).
+    The fast reader refuses the same things at the same places with the same words.
     """
     R = _ruamel()
     if R.GuardedComposer is None:
@@ -392,17 +411,15 @@ def _guarded_composer() -> type:
             def compose_node(self, parent: Any, index: Any) -> Any:
                 ev = self.parser.peek_event()
                 if isinstance(ev, AliasEvent):
-                    raise _Refused(f"YAML alias '*{_short(ev.anchor)}' is not allowed", _NO_ALIASES, ev.start_mark)
+                    raise _alias(ev.anchor, ev.start_mark)
                 if ev.anchor is not None:
-                    raise _Refused(f"YAML anchor '&{_short(ev.anchor)}' is not allowed", _NO_ALIASES, ev.start_mark)
+                    raise _anchor(ev.anchor, ev.start_mark)
                 if isinstance(ev, CollectionStartEvent) and self.depth >= MAX_DEPTH:
-                    raise _Refused(f"nested too deeply: more than {MAX_DEPTH} mappings and lists inside one another",
-                                   "flatten the data", ev.start_mark)
+                    raise _too_deep(ev.start_mark)
                 node = super().compose_node(parent, index)
                 if isinstance(node, ScalarNode) and len(node.value) > MAX_INT_DIGITS \
                         and str(getattr(node.tag, "value", node.tag)) == _INT:
-                    raise _Refused(f"number too long: {len(node.value):,} characters (at most {MAX_INT_DIGITS})",
-                                   "no game needs a number this large", node.start_mark)
+                    raise _too_long(node.value, node.start_mark)
                 return node
 
         R.GuardedComposer = GuardedComposer
@@ -458,11 +475,10 @@ def load_yaml_text(text: str, filename: str, root: PathKey = (), *, fast: bool =
     """
     if len(text) > MAX_FILE_BYTES:
         raise _too_big(filename)
-    if fast:
-        done = _read_fast(text, filename, root)
+    try:
+        done = _read_fast(text, filename, root, refuse=True) if fast else None
         if done is not None:
             return done
-    try:
         doc = _yaml().load(text)
     except _Refused as exc:
         raise error(_mark(exc.mark, filename), exc.message, exc.hint) from None
@@ -682,6 +698,7 @@ _STR, _NULL, _BOOL, _INT = ("tag:yaml.org,2002:" + t for t in ("str", "null", "b
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _KEY_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 _NOT_PLAIN = object()  # a plain scalar the fast reader does not construct itself
+_TOO_LONG = object()  # an integer longer than MAX_INT_DIGITS
 
 
 def _fast() -> Any:
@@ -699,7 +716,7 @@ def _fast() -> Any:
 
         resolver = VersionedResolver()
         _FAST = SimpleNamespace(
-            CParser=CParser, Scalar=E.ScalarEvent, MapStart=E.MappingStartEvent, MapEnd=E.MappingEndEvent,
+            CParser=CParser, Alias=E.AliasEvent, Scalar=E.ScalarEvent, MapStart=E.MappingStartEvent, MapEnd=E.MappingEndEvent,
             SeqStart=E.SequenceStartEvent, SeqEnd=E.SequenceEndEvent, DocStart=E.DocumentStartEvent,
             DocEnd=E.DocumentEndEvent, StreamEnd=E.StreamEndEvent, StreamStart=E.StreamStartEvent,
             resolve=lambda value: str(getattr(t := resolver.resolve(ScalarNode, value, (True, False)), "value", t)),
@@ -720,20 +737,24 @@ def _plain_value(F: Any, value: str) -> Any:
         return None
     if tag == _BOOL:
         return value in ("true", "True", "TRUE")
-    if tag == _INT and len(value) <= MAX_INT_DIGITS and _DECIMAL.match(value):
+    if tag == _INT and len(value) > MAX_INT_DIGITS:
+        return _TOO_LONG
+    if tag == _INT and _DECIMAL.match(value):
         return int(value)
     return _NOT_PLAIN
 
 
-def _read_fast(text: str, filename: str, root: PathKey) -> tuple[Any, SourceMap] | None:
+def _read_fast(text: str, filename: str, root: PathKey, *, refuse: bool = False) -> tuple[Any, SourceMap] | None:
     """Read ``text`` with the C parser: the same data and positions as the round-trip loader.
 
     Returns None — and the caller uses the round-trip loader — when the C parser is not
     installed, when the text has an error (so every message keeps its wording and place), or
     when it uses something read here only approximately: anchors and aliases, tags, directives,
     several documents, a key that is not a scalar or that appears twice, a value whose type
-    the resolver says is not text, null, a boolean or a decimal integer. What the round-trip
-    loader refuses (see :func:`load_yaml_text`) is left to it too, so it is worded once.
+    the resolver says is not text, null, a boolean or a decimal integer. With ``refuse``, what
+    the guarded composer refuses (anchors, aliases, deep nesting, long integers) is refused
+    here instead (``_Refused``), at the same place in the same words, without a second reading
+    of the file in pure Python (which costs ten times as much).
     """
     F = _fast()
     if not F:
@@ -741,6 +762,10 @@ def _read_fast(text: str, filename: str, root: PathKey) -> tuple[Any, SourceMap]
     smap = SourceMap()
     try:
         data = _FastReader(F, text, filename, smap).document(root)
+    except _Refused:
+        if refuse:
+            raise
+        return None
     except Exception:  # _Unsupported, or any error of the C parser: the full reader decides
         return None
     return data, smap
@@ -777,10 +802,14 @@ class _FastReader:
         """The value that starts with event ``ev``; nested values' positions are noted."""
         F = self.F
         t = type(ev)
-        if ev.anchor is not None or getattr(ev, "tag", None) is not None:
-            raise _Unsupported
+        if t is F.Alias:
+            raise _alias(ev.anchor, ev.start_mark)
+        if getattr(ev, "tag", None) is not None:
+            raise _Unsupported  # (with a tag, the two parsers place an anchor differently)
+        if ev.anchor is not None:
+            raise _anchor(ev.anchor, ev.start_mark)
         if (t is F.MapStart or t is F.SeqStart) and len(path) >= self.deepest:
-            raise _Unsupported  # too deep: the full reader refuses it (a path step is a level of nesting)
+            raise _too_deep(ev.start_mark)  # a step of the path is a level of nesting
         if t is F.MapStart:
             return self.mapping(path)
         if t is F.SeqStart:
@@ -790,8 +819,10 @@ class _FastReader:
         raise _Unsupported  # an alias, or an event out of place
 
     def scalar(self, ev: Any) -> Any:
-        if ev.anchor is not None or ev.tag is not None:
+        if ev.tag is not None:
             raise _Unsupported
+        if ev.anchor is not None:
+            raise _anchor(ev.anchor, ev.start_mark)
         value = ev.value
         if ev.style:
             return value  # quoted or block: always text
@@ -801,6 +832,8 @@ class _FastReader:
             found = plain[value] = _plain_value(self.F, value)
         if found is _NOT_PLAIN:
             raise _Unsupported
+        if found is _TOO_LONG:
+            raise _too_long(value, ev.start_mark)
         return found
 
     def note(self, value: Any, ev: Any, path: PathKey) -> None:
