@@ -306,7 +306,11 @@ class Game:
         """Make a choice (by index, or by exact label) for ``player``.
 
         Raises :class:`IllegalChoice` and leaves the state untouched if it is not legal.
-        ``dice`` forces the next die results (for tests and rulebook examples).
+        ``dice`` forces the next die results (for tests and rulebook examples): whole numbers
+        from 1 to MAX_SIDES (1000), else IllegalChoice; all must be rolled before the next
+        decision, else IllegalChoice too. If a rule fails while the choice is carried out (a
+        forced die the rolled die cannot show, a limit reached...), :class:`LudusError` with
+        the rule's place; either way the state is as before.
         """
         self._changed()  # the state may have been edited from outside since the last call
         st = self.state
