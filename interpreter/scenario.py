@@ -18,16 +18,10 @@ from .dsl import ast as A
 from .dsl.compiler import Compiler
 from .dsl.parser import DslSyntaxError, parse_expr
 from .loader import find_ruleset, load_ruleset
-from .model import RuleFault, Ruleset
+from .model import MAX_INT, MAX_LIST, MAX_STR, RuleFault, Ruleset
 from .runtime import Game, IllegalChoice
 from .schemas import schema, validate
 from .yamlsource import SourceMap, load_yaml
-
-# Values a state patch may set, as bounded as the values rules compute (model's bounds on
-# whole numbers, lists and texts): a patch must not hand the rules what they could not make.
-MAX_INT = (1 << 63) - 1
-MAX_LIST = 100_000
-MAX_STR = 1_000_000
 
 
 @dataclass
@@ -194,7 +188,11 @@ def _unplaceable(game: Game, eid: Any, key: Any, placed: set[str]) -> str:
 
 
 def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
-    """Check a patched value against its declared type (entity references must exist) and the bounds."""
+    """Check a patched value against its declared type (entity references must exist) and the bounds.
+
+    The bounds are those of the values rules compute (model.MAX_INT, MAX_LIST, MAX_STR): a patch
+    must not hand the rules what they could not make.
+    """
     ok = True
     if value is None:
         return True
