@@ -150,9 +150,26 @@ class Game:
         self._own_zones: set[str] | None = None
 
     def _shared(self) -> dict[str, Any]:
-        """A copy of the state sharing entities' dicts and zones' lists with this game."""
+        """A copy of the state sharing entities' dicts and zones' lists with this game.
+
+        A value the rules nested too deeply for Python to copy is a located error (at the
+        decision waiting), and the state stays as it is.
+        """
         self._own_ents, self._own_zones = set(), set()
-        return copy_state(self.state, shared=True)
+        try:
+            return copy_state(self.state, shared=True)
+        except (RecursionError, MemoryError):
+            raise self._too_deep("copy") from None
+
+    def _too_deep(self, what: str) -> LudusError:
+        loc: Loc = Loc(self.rs.folder)
+        stack = self.state["stack"]
+        if stack and stack[-1]["proc"] in self._procs:
+            locs = self._procs[stack[-1]["proc"]].locs
+            if locs:
+                loc = locs[max(0, min(len(locs) - 1, stack[-1]["pc"] - 1))]
+        return LudusError([Diagnostic(loc, f"a value of the game is nested too deeply to {what}",
+                                      "a list put inside itself over and over?")])
 
     def _writable_entity(self, eid: str) -> dict[str, Any]:
         e = self.ents[eid]
@@ -493,8 +510,11 @@ class Game:
         return z.visibility == "owner" and player is not None and owner == player
 
     def to_json(self) -> str:
-        """The state as JSON text (save)."""
-        return json.dumps(self.state, ensure_ascii=False, separators=(",", ":"))
+        """The state as JSON text (save); a value nested too deeply for JSON is a located error."""
+        try:
+            return json.dumps(self.state, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, MemoryError):
+            raise self._too_deep("save") from None
 
     # ================================================================ the loop
     def _guarded(self, fn: Callable[[], None]) -> None:

@@ -101,20 +101,31 @@ def describe(t: str) -> str:
     return {INT: "a number", BOOL: "true/false", STR: "text", NONE: "none", ANY: "a value"}.get(t, t)
 
 
+MAX_TYPE_DEPTH = 8  # "list of list of ... int": more is a typo or a hostile text
+
+
 def parse_type(text: str, kinds: set[str]) -> str | None:
-    """Parse a type as written in YAML (``int``, ``card``, ``list of card``); None if unknown."""
+    """Parse a type as written in YAML (``int``, ``card``, ``list of card``); None if unknown
+    (or nested more than MAX_TYPE_DEPTH lists deep)."""
     t = " ".join(str(text).split())
+    lists = 0
+    while t.startswith("list of "):
+        t = t[len("list of "):]
+        lists += 1
+        if lists > MAX_TYPE_DEPTH:
+            return None
     if t in (INT, BOOL, STR, ANY):
-        return t
-    if t == "list":
-        return list_of(ANY)
-    if t.startswith("list of "):
-        inner = parse_type(t[len("list of "):], kinds)
-        return list_of(inner) if inner else None
-    if t == "zone":
-        return "zone:*"
-    if t in kinds:
-        return ent(t)
-    if t == "entity":
-        return ent("*")
-    return None
+        base = t
+    elif t == "list":
+        base = list_of(ANY)
+    elif t == "zone":
+        base = "zone:*"
+    elif t in kinds:
+        base = ent(t)
+    elif t == "entity":
+        base = ent("*")
+    else:
+        return None
+    for _ in range(lists):
+        base = list_of(base)
+    return base

@@ -268,3 +268,28 @@ def test_state_of_a_refused_game_is_json(tmp_path: Path) -> None:
     with pytest.raises(LudusError, match="number out of range"):
         game.apply("boom")
     json.loads(game.to_json())
+
+
+def test_value_nested_too_deeply_to_copy_or_save(tmp_path: Path) -> None:
+    # a list put inside itself 150,000 times (within the step budget) is built, but the
+    # game cannot copy it for the next choice or save it: a located error, the state unchanged
+    setup = ("let l = []\nlet i = 0\nwhile i < 150000 do\n  set l = [l]\n  increase i by 1\nend\n"
+             "choose x from [1, 2] by first(players)")
+    game = Game.new(load_ruleset(str(tiny(tmp_path, setup)), cache=False), seed=1)
+    pending = game.pending
+    for act in (lambda: game.apply(0), game.to_json):
+        with pytest.raises(LudusError, match=r"r/game\.yaml:\d+:7: error: a value of the game is nested too deeply"):
+            act()
+    assert game.pending is pending and not game.over
+
+
+def test_type_nested_too_deeply(tmp_path: Path) -> None:
+    folder = tiny(tmp_path)
+    game = (folder / "game.yaml").read_text()
+    (folder / "game.yaml").write_text(game.replace("      value: int", "      value: int\n      deep: "
+                                                   + "list of " * 5000 + "int", 1))
+    with pytest.raises(LudusError, match=r"r/game\.yaml:\d+:\d+: error: unknown type 'list of list of"):
+        load_ruleset(str(folder), cache=False)
+    (folder / "game.yaml").write_text(game.replace("      value: int", "      value: int\n      deep: "
+                                                   + "list of " * 8 + "int", 1))
+    assert load_ruleset(str(folder), cache=False).kinds["token"].fields["deep"].type == "list:" * 8 + "int"
