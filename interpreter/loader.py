@@ -829,16 +829,32 @@ def _get(data: Any, path: PathKey) -> Any:
     return data
 
 
-def _expand_ranges(rows: dict[str, Any], depth: int, b: _Builder, path: PathKey) -> dict[str, Any]:
-    """Row keys like '2-4' stand for 2, 3 and 4 (handy for dice tables)."""
+MAX_TABLE_ROWS = 100_000  # rows of one table once its ranges are expanded
+
+
+def _expand_ranges(rows: dict[str, Any], depth: int, b: _Builder, path: PathKey,
+                   left: list[int] | None = None) -> dict[str, Any]:
+    """Row keys like '2-4' stand for 2, 3 and 4 (handy for dice tables).
+
+    ``left`` counts down the rows the whole table may still expand to (MAX_TABLE_ROWS).
+    """
+    left = [MAX_TABLE_ROWS] if left is None else left
     out: dict[str, Any] = {}
     for key, value in rows.items():
-        sub = _expand_ranges(value, depth - 1, b, path + (key,)) if depth > 1 and isinstance(value, dict) else value
+        sub = _expand_ranges(value, depth - 1, b, path + (key,), left) if depth > 1 and isinstance(value, dict) \
+            else value
         parts = str(key).split("-")
-        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+        # ASCII digits only ('²'.isdigit() holds), and few enough for int()
+        if len(parts) == 2 and all(p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 18
+                                   for p in parts):
             lo, hi = int(parts[0]), int(parts[1])
             if lo > hi:
                 b.err(path + (key,), f"empty range '{key}'", "write the smaller number first", key=True)
+            left[0] -= max(0, hi - lo + 1)
+            if left[0] < 0:
+                b.err(path + (key,), f"range '{key}' makes the table longer than {MAX_TABLE_ROWS:,} rows",
+                      "a table's ranges may stand for at most 100,000 rows in all", key=True)
+                return out
             for k in range(lo, hi + 1):
                 if str(k) in out:
                     b.err(path + (key,), f"row {k} appears twice", key=True)

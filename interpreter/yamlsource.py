@@ -449,11 +449,22 @@ def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check t
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError:
         raise error(Loc(str(p)), "file not found", missing_hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(str(p), raw, exc) from None
+    except OSError as exc:
         raise error(Loc(str(p)), f"cannot read file: {exc}") from None
     if reads is not None:
         reads[str(p)] = hashlib.sha256(raw).hexdigest()
     return load_yaml_text(text, str(p), root)
+
+
+def _not_utf8(filename: str, raw: bytes, exc: UnicodeDecodeError) -> LudusError:
+    """The place of the first byte that is not UTF-8 (the text before it decodes)."""
+    before = raw[:exc.start].decode("utf-8", "replace")
+    line = before.count("\n") + 1
+    col = len(before) - (before.rfind("\n") + 1) + 1
+    return error(Loc(filename, line, col), f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be read",
+                 "save the file as UTF-8")
 
 
 def _too_big(filename: str) -> LudusError:

@@ -78,6 +78,14 @@ def test_costly_yaml_is_refused_with_a_located_error(case: str, tmp_path: Path, 
     assert outcome.err == snapshot
 
 
+def test_bytes_that_are_not_utf8_are_located(tmp_path: Path, snapshot: Any) -> None:
+    folder = kit(tmp_path / "kit", "")
+    (folder / "game.yaml").write_bytes("notes:\n  a: é\n  b: x".encode() + b"\xed\xa0\x80\n")
+    outcome = run_ludus(["validate", "kit"], cwd=tmp_path)
+    assert_refused(outcome)
+    assert outcome.err == snapshot
+
+
 def test_a_costly_manifest_is_refused_too(tmp_path: Path, snapshot: Any) -> None:
     kit(tmp_path / "kit", "", MANIFEST.replace("version: '1'", "version: " + "9" * 5000))
     outcome = run_ludus(["validate", "kit"], cwd=tmp_path)
@@ -191,6 +199,19 @@ def test_what_one_load_may_read_is_bounded(tmp_path: Path, snapshot: Any) -> Non
         outcome = run_ludus(["validate", str(case.relative_to(tmp_path))], cwd=tmp_path)
         assert_refused(outcome)
         assert outcome.err == snapshot(name=case.name)
+
+
+def test_table_row_ranges_are_bounded(tmp_path: Path, snapshot: Any) -> None:
+    manifest = (BASE / "ruleset.yaml").read_text(encoding="utf-8")
+    game = (BASE / "game.yaml").read_text(encoding="utf-8")
+    assert load_ruleset(kit(tmp_path / "digits", game.replace("      1: 1\n", '      "²-3": 1\n'), manifest))
+    kit(tmp_path / "wide", game.replace("      1: 1\n", '      "1-9999999999": 1\n'), manifest)
+    kit(tmp_path / "many", game.replace("      1: 1\n", "".join(f'      "{i}000000-{i}099999": 1\n' for i in range(1, 3))),
+        manifest)
+    for case in ("wide", "many"):
+        outcome = run_ludus(["validate", case], cwd=tmp_path)
+        assert_refused(outcome)
+        assert outcome.err == snapshot(name=case)
 
 
 @pytest.mark.parametrize("spec", ["x" * 5000, "x/" * 3000, "a\0b", "..", "", "/" + "y" * 300 + "/z"],
