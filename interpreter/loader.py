@@ -22,6 +22,7 @@ from .dsl.compiler import Compiler, compile_function
 from .dsl.parser import AstMemo, memoized
 from .model import (
     LIMITS,
+    MAX_LIST,
     PLAYER_KIND,
     RESERVED_FIELDS,
     ActionDef,
@@ -620,6 +621,10 @@ class _Builder:
                          "give player fields defaults in kinds: player")
                 continue
             count = spec.get("count")
+            if len(expanded) + (1 if count is None else int(count)) > MAX_LIST:
+                self.err(path + ("count",), f"more than {MAX_LIST:,} entities in all",
+                         "a ruleset may define at most 100,000 entities")
+                break
             ids = [eid] if count is None else [f"{eid}_{i}" for i in range(1, int(count) + 1)]
             for one in ids:
                 if one in rs.entities:

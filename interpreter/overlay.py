@@ -9,6 +9,7 @@ into an entry. Every patch path is ``section/id/...``.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, did_you_mean
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .loader import Document
 
 SINGLE_SECTIONS = ("scoring",)
+_INDEX = re.compile(r"-?[0-9]{1,18}\Z")  # a list index in a patch path (ASCII digits, the whole step)
 
 
 def merge_document(doc: Document, data: dict[str, Any], smap: SourceMap, diags: list[Diagnostic]) -> None:
@@ -53,7 +55,7 @@ def _split(path: str) -> list[str]:
 def _step(container: Any, key: str) -> tuple[bool, Any]:
     if isinstance(container, dict):
         return (key in container, container.get(key))
-    if isinstance(container, list) and key.lstrip("-").isdigit():
+    if isinstance(container, list) and _INDEX.match(key):
         i = int(key)
         return (-len(container) <= i < len(container), container[i] if -len(container) <= i < len(container) else None)
     return (False, None)
@@ -88,7 +90,7 @@ def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap,
             continue
         last = keys[-1]
         found, current = _step(parent, last)
-        full: PathKey = tuple(walked) + ((int(last) if isinstance(parent, list) and last != "-" else last),)
+        full: PathKey = tuple(walked) + ((int(last) if isinstance(parent, list) and _INDEX.match(last) else last),)
         value = patch.get("value")
         if op in ("set", "replace"):
             if not found:

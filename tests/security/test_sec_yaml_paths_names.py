@@ -214,6 +214,31 @@ def test_table_row_ranges_are_bounded(tmp_path: Path, snapshot: Any) -> None:
         assert outcome.err == snapshot(name=case)
 
 
+def test_entities_made_by_count_are_bounded(tmp_path: Path, snapshot: Any) -> None:
+    manifest = (BASE / "ruleset.yaml").read_text(encoding="utf-8")
+    game = (BASE / "game.yaml").read_text(encoding="utf-8").replace("    value: 3\n", "    value: 3\n    count: 1000000000\n")
+    kit(tmp_path / "kit", game, manifest)
+    outcome = run_ludus(["validate", "kit"], cwd=tmp_path)
+    assert_refused(outcome)
+    assert outcome.err == snapshot
+
+
+@pytest.mark.parametrize("op, step", [("set", "²"), ("add", "abc"), ("remove", "--1"), ("set", "9" * 5000),
+                                      ("replace", "-0x1")])
+def test_patch_paths_into_lists_take_only_whole_indexes(op: str, step: str, tmp_path: Path) -> None:
+    manifest, game = _base()
+    game["scoring"]["tiebreaks"] = ["1"]
+    game["patches"] = [{"op": op, "path": f"scoring/tiebreaks/{step}", "value": "2", "source": "T 1"}]
+    folder = tmp_path / "kit"
+    folder.mkdir()
+    (folder / "ruleset.yaml").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    (folder / "game.yaml").write_text(json.dumps(game, indent=1), encoding="utf-8")
+    with pytest.raises(LudusError) as caught:
+        load_ruleset(folder)
+    assert [d.loc.line for d in caught.value.diagnostics] and all(d.loc.line > 0 for d in caught.value.diagnostics)
+    assert "tiebreaks" in str(caught.value)
+
+
 @pytest.mark.parametrize("spec", ["x" * 5000, "x/" * 3000, "a\0b", "..", "", "/" + "y" * 300 + "/z"],
                          ids=["long_name", "long_path", "nul", "dotdot", "empty", "long_component"])
 def test_any_ruleset_name_gives_the_no_ruleset_error(spec: str) -> None:
