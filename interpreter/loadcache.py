@@ -264,6 +264,17 @@ def _read_entry(path: Path) -> bytes:
     return blob
 
 
+def _digest(fname: str) -> str | None:
+    """The SHA-256 of a file a load read; None if it is no longer a regular file of a sane size
+    (a pipe put in its place must not stall the check: the full load then reports it)."""
+    fd = os.open(fname, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
 def _mac(key: bytes, body: bytes) -> bytes:
     return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
 
@@ -318,7 +329,7 @@ def lookup(folder: Folder, manifest: Path, resolve: Any) -> tuple[Hit | None, st
             return None, why
         for fname, digest in header["reads"].items():
             try:
-                current = hashlib.sha256(Path(fname).read_bytes()).hexdigest()
+                current = _digest(fname)
             except OSError:
                 return None, f"file gone: {fname}"
             if current != digest:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import run_ludus
+from hostile import assert_refused, run_ludus
 
 from interpreter import load_ruleset, loadcache
 from interpreter.dsl import ast as A
@@ -254,11 +254,26 @@ def test_a_pipe_a_link_or_a_huge_file_at_an_entry_name_is_a_miss(cache: Path, ra
         fh.truncate(loadcache.MAX_ENTRY_BYTES + 1)  # sparse: nothing is really written
     load_ruleset(race)
     assert last_load().cache == "miss" and "too large" in last_load().reason
+    path.unlink()
+    path.mkdir()
+    load_ruleset(race)
+    assert last_load().cache == "miss" and "unreadable" in last_load().reason and not last_load().written
     if hasattr(os, "mkfifo"):
-        path.unlink()
+        path.rmdir()
         os.mkfifo(path)
         outcome = run_ludus(["validate", "race"], cwd=tmp_path, env={"LUDUS_CACHE": "cache"})
         assert not outcome.timed_out and outcome.code == 0, outcome.err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_pipe_in_place_of_a_cached_rules_file_does_not_stall_the_check(cache: Path, race: Path,
+                                                                          tmp_path: Path) -> None:
+    load_ruleset(race)
+    rules = race / "rules.yaml"
+    rules.unlink()
+    os.mkfifo(rules)
+    outcome = run_ludus(["validate", "race"], cwd=tmp_path, env={"LUDUS_CACHE": "cache"})
+    assert_refused(outcome)
 
 
 def test_a_copied_cache_folder_is_not_trusted(cache: Path, race: Path, tmp_path: Path,
