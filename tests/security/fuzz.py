@@ -64,6 +64,7 @@ class Source:
     players: int  # the smallest player count (an overlay's is its base's)
     dsl_lines: dict[str, list[int]] = field(default_factory=dict)  # rules-text lines (0-based) per YAML file
     names: list[str] = field(default_factory=list)  # names used in its rules texts
+    statements: dict[str, set[int]] = field(default_factory=dict)  # lines that are one simple statement
     base: str | None = None  # the ruleset it extends
     texts: list[tuple[tuple[Any, ...], str]] = field(default_factory=list)  # (path, rules text) of its entries
 
@@ -109,7 +110,7 @@ def source(name: str) -> Source:
             data = yaml.load(files[path], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             src.texts += [(p, v) for p, v in _nodes(data) if isinstance(v, str) and len(p) >= 2 and p[0] != "patches"
                           and (p[-1] in DSL_KEYS or p[-2] in ("params", "metrics", "tiebreaks"))]
-            src.dsl_lines[path] = _rules_lines(lines)
+            src.dsl_lines[path], src.statements[path] = _rules_lines(lines)
             for i in src.dsl_lines[path]:
                 found.update(t for t in TOKEN.findall(lines[i]) if t[0].isalpha() and t not in KEYWORDS)
         src.names = sorted(found)
@@ -134,16 +135,25 @@ def _min_players(folder: Path) -> int:
 _KEY_LINE = re.compile(r"^(?P<ind>\s*)(?:- )?(?P<key>[A-Za-z_][\w]*):\s*(?P<rest>.*)$")
 
 
-def _rules_lines(lines: list[str]) -> list[int]:
-    """Indexes of the lines holding rules text: block scalars and inline values of rules keys."""
+_SIMPLE = re.compile(r"^\s*(let|set|increase|decrease|move|draw|shuffle|log|call|signal|modify|create|destroy|roll|"
+                     r"pass)\b")
+
+
+def _rules_lines(lines: list[str]) -> tuple[list[int], set[int]]:
+    """Indexes of the lines holding rules text (block scalars, inline values of rules keys), and of
+    those that are one simple statement of a ``do`` block."""
     found: list[int] = []
+    statements: set[int] = set()
     block_indent: int | None = None
+    block_key = ""
     for i, line in enumerate(lines):
         indent = len(line) - len(line.lstrip(" "))
         if block_indent is not None:
             if not line.strip() or indent > block_indent:
                 if line.strip() and not line.strip().startswith("#"):
                     found.append(i)
+                    if block_key == "do" and _SIMPLE.match(line):
+                        statements.add(i)
                 continue
             block_indent = None
         m = _KEY_LINE.match(line)
@@ -152,9 +162,10 @@ def _rules_lines(lines: list[str]) -> list[int]:
         key, rest = m.group("key"), m.group("rest").strip()
         if rest[:1] in ("|", ">") and key not in ("note", "description", "text"):
             block_indent = len(m.group("ind"))
+            block_key = key
         elif key in DSL_KEYS and rest and not rest.startswith(("{", "[", "#")):
             found.append(i)
-    return found
+    return found, statements
 
 
 # ====================================================================== mutants
@@ -489,6 +500,12 @@ def _dsl(rand: random.Random, src: Source, path: str, files: dict[str, bytes]) -
         path, i = rand.choice(mine or places)
         lines = _lines(files, path)
         line = lines[i]
+        if kind == "nest" and i in src.statements[path] and rand.random() < 0.4:
+            depth = rand.choice((100, 500, 2000))
+            body = line.lstrip(" ")
+            lines[i] = line[:len(line) - len(body)] + "if true then " * depth + body + " end" * depth
+            _put(files, path, lines)
+            return f"{path}:{i + 1}: rules: nest the statement {depth} deep (if true then ... end)"
         quoted = _in_double_quotes(line)
         start = _value_start(line, i in _inline(src, path, lines))
         spans = [(m.start(), m.end(), m.group()) for m in TOKEN.finditer(line)
