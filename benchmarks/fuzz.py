@@ -40,11 +40,15 @@ def _init(engine: str | None, cache: str, fork: bool) -> None:
     global _WORK, _FORK
     if engine:
         fuzz.use_engine(Path(engine))
+        if fork:  # the forked children run this process's engine: the other checkout's
+            sys.path.insert(0, str(fuzz.ENGINE))
     os.environ["LUDUS_CACHE"] = cache
     _WORK = Path(tempfile.mkdtemp(prefix="ludus-fuzz-"))
     _FORK = fork
     if fork:
-        import interpreter.cli  # noqa: F401  (imported once, before the children fork)
+        import interpreter.cli  # (imported once, before the children fork)
+
+        assert Path(interpreter.cli.__file__).is_relative_to(fuzz.ENGINE), interpreter.cli.__file__
 
 
 def _one(job: tuple[str, int, int]) -> fuzzrun.Result:
