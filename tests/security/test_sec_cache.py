@@ -16,6 +16,8 @@ import random
 import shutil
 import stat
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -287,6 +289,18 @@ def test_a_copied_cache_folder_is_not_trusted(cache: Path, race: Path, tmp_path:
     monkeypatch.setenv("LUDUS_CACHE", str(tmp_path / "shipped"))
     load_ruleset(race)
     assert last_load().cache == "miss" and "signature" in last_load().reason
+
+
+def test_processes_starting_together_agree_on_one_key(cache: Path, race: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "LUDUS_CACHE": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-m", "interpreter", "validate", str(race)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and b"Traceback" not in err, err
+    assert [p.name for p in cache.iterdir() if p.name.startswith(".tmp")] == []
+    load_ruleset(race)
+    assert last_load().cache == "hit"
 
 
 @pytest.mark.skipif(not POSIX, reason="file modes and owners")
