@@ -39,10 +39,9 @@ LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
     "work": (1_000, 500_000, 5_000_000),
 }
+# Each result remembered (Game._memo, emptied at every change of the state and at every
+# decision) costs a call's work, so the work budget bounds the memo too.
 CALL_WORK = 10
-# Function results remembered at once (Game._memo, emptied at every change of the state);
-# past this many, new results are not remembered, so memory stays bounded whatever the work.
-MAX_MEMO = 100_000
 
 SCALAR_TYPES = ("int", "bool", "str", "any")
 PLAYER_KIND = "player"

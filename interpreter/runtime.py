@@ -25,7 +25,6 @@ from . import rng
 from .diagnostics import Diagnostic, Loc, LudusError
 from .model import (
     CALL_WORK,
-    MAX_MEMO,
     MAX_SIDES,
     MAX_STR,
     PLAYER_KIND,
@@ -713,9 +712,8 @@ class Game:
         try:
             assert fdef.fn is not None
             value = fdef.fn(self, args)
-            if len(self._memo) < MAX_MEMO:
-                with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
-                    self._memo[(fdef.name, *args.values())] = value
+            with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
+                self._memo[(fdef.name, *args.values())] = value
             return value
         finally:
             self._depth -= 1

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import CALL_WORK, MAX_INT, MAX_LIST, MAX_MEMO, MAX_STR, RuleFault, copy_plain
+from ..model import CALL_WORK, MAX_INT, MAX_LIST, MAX_STR, RuleFault, copy_plain
 
 
 class Src:
@@ -330,7 +330,7 @@ class CodeGen:
                     f"    if g.work > g.work_budget:\n"
                     f"        raise RuleFault('work budget')\n"
                     f"    value = {call}\n"
-                    f"    if key is not None and len(memo) < {MAX_MEMO}:\n"
+                    f"    if key is not None:\n"
                     f"        memo[key] = value\n"
                     f"    return value\n")
         self.env[gname] = self._lazy(gname, write)
