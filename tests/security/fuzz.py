@@ -1,8 +1,9 @@
 """A seeded mutation fuzzer over the bundled rulesets: reproducible mutated copies, from YAML to rules text.
 
-``mutant(seed, index)`` is a pure function: the same seed and index give the same mutated copy
-of one bundled ruleset (plain ``random.Random``, no clock, no hash randomisation), so any case
-found by a large run is reproduced from its two numbers alone. Mutations work at three levels:
+``mutate(ruleset, seed, index)`` is a pure function of its arguments and the bundled files: the
+same numbers give the same mutated copy (plain ``random.Random`` seeded by a string, no clock, no
+hash randomisation), so any case a large run finds is reproduced from those three values alone.
+Every mutant differs from the ruleset it was made from. Mutations work at three levels:
 
 - YAML text: lines deleted, duplicated, swapped or re-indented, a file cut short, tabs,
   unbalanced brackets, anchors and aliases (an alias bomb among them), bytes that are not UTF-8;
@@ -226,6 +227,8 @@ def mutate(ruleset: str, seed: int, index: int) -> Mutant:
             desc = op(rand, src, path, files)
         except _Skip:
             continue
+        if files == src.files:  # e.g. a name swapped for itself
+            continue
         return Mutant(src.name, seed, index, desc, files, src.players)
     raise RuntimeError(f"no mutation applies to {src.name}")  # pragma: no cover - every ruleset has text
 
@@ -268,6 +271,8 @@ def _text_line(rand: random.Random, src: Source, path: str, files: dict[str, byt
         lines.insert(i, lines[i])
     elif kind == "swap":
         j = _content_line(rand, lines)
+        if lines[j] == lines[i]:
+            raise _Skip
         lines[i], lines[j] = lines[j], lines[i]
         kind = f"swap line with line {j + 1}"
     elif kind == "indent":
@@ -286,7 +291,7 @@ def _text_line(rand: random.Random, src: Source, path: str, files: dict[str, byt
 
 def _text_cut(rand: random.Random, src: Source, path: str, files: dict[str, bytes]) -> str:
     data = files[path]
-    at = rand.randrange(len(data) + 1)
+    at = rand.randrange(len(data))
     files[path] = data[:at]
     return f"{path}: text: cut the file after byte {at} of {len(data)}"
 
@@ -353,7 +358,7 @@ def _text_alias(rand: random.Random, src: Source, path: str, files: dict[str, by
 def _text_bytes(rand: random.Random, src: Source, path: str, files: dict[str, bytes]) -> str:
     data = files[path]
     junk = rand.choice((b"\xff\xfe", b"\xe9", b"\xc3(", b"\x00", b"\xef\xbb\xbf", b"\xed\xa0\x80"))
-    at = rand.randrange(len(data) + 1)
+    at = rand.randrange(len(data))
     files[path] = data[:at] + junk + data[at:]
     return f"{path}: bytes: insert {junk!r} at byte {at}"
 
@@ -424,7 +429,8 @@ def _edit(rand: random.Random, src: Source, path: str, files: dict[str, bytes], 
         raise _Skip
     if kind == "rename":
         s, k = rand.choice(entries)
-        new_key = rand.choice((k + "_x", k[:-1], k.upper(), "x" * 300, "é" + k, "if", "players"))
+        new_key = rand.choice([n for n in (k + "_x", k[:-1], k.upper(), "x" * 300, "é" + k, "if", "players")
+                               if n != k])
         _rename(data[s], k, new_key)
         return f"rename {s}/{k} to {new_key!r}"
     if kind == "newline-name":
@@ -457,8 +463,9 @@ def _edit(rand: random.Random, src: Source, path: str, files: dict[str, bytes], 
         nums = [(p, n) for p, n in nodes if isinstance(n, int) and not isinstance(n, bool) and p]
         if not nums:
             raise _Skip
-        p, _n = rand.choice(nums)
-        value: Any = rand.choice((0, -1, 10 ** 20, 10 ** 40, _HUGE, 1.5, 1e308, -(10 ** 19)))
+        p, old_number = rand.choice(nums)
+        value: Any = rand.choice([v for v in (0, -1, 10 ** 20, 10 ** 40, _HUGE, 1.5, 1e308, -(10 ** 19))
+                                  if v != old_number])
         _set(data, p, value)
         shown = "a 5000-digit number" if value == _HUGE else repr(value)
         return f"{_where(p)}: number replaced by {shown}"
