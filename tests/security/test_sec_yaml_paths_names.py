@@ -65,6 +65,7 @@ COSTLY = {
     "integer_key_5000_digits": "notes:\n  " + "7" * 5000 + ": x\n",
     "file_over_1_mib": "notes: x\n" + "# padding\n" * (Y.MAX_FILE_BYTES // 10),
     # refused by the fast reader itself: no second reading of the whole file in pure Python
+    "syntax_error_after_half_a_mib_of_data": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(30_000)) + "  z: [\n",
     "anchor_after_half_a_mib_of_data": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(30_000)) + "  z: &a 1\n",
 }
 
