@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,25 @@ def _display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+QUOTE_MAX = 80  # characters of a quoted name or value shown in a message
+MESSAGE_MAX = 1000  # characters of one message or hint
+_LONG_QUOTE = re.compile("'([^'\n]{" + str(QUOTE_MAX + 1) + ",})'")
+
+
+def shorten(text: str) -> str:
+    """Cut what a message quotes from hostile input to a readable size.
+
+    An author's mistake may be a name or value of a million characters; the message must
+    still be one readable line, so a long quoted part keeps its start and says its length.
+    """
+    if len(text) <= QUOTE_MAX:
+        return text
+    text = _LONG_QUOTE.sub(lambda m: f"'{m.group(1)[:QUOTE_MAX - 20]}…' ({len(m.group(1)):,} characters)", text)
+    if len(text) > MESSAGE_MAX:
+        text = f"{text[:MESSAGE_MAX - 40]}… ({len(text):,} characters in all)"
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One error or warning at one place."""
@@ -53,9 +73,9 @@ class Diagnostic:
     severity: str = "error"
 
     def __str__(self) -> str:
-        text = f"{self.loc}: {self.severity}: {self.message}"
+        text = f"{self.loc}: {self.severity}: {shorten(self.message)}"
         if self.hint:
-            text += f" ({self.hint})"
+            text += f" ({shorten(self.hint)})"
         return text
 
 
