@@ -48,7 +48,7 @@ def _whole(lo: int | None, hi: int) -> Callable[[str], int]:
         # Length first: int() of thousands of digits is slow, and Python refuses more than 4300.
         if len(digits) > len(str(hi)) or int(text) > hi or (lo is not None and int(text) < lo):
             shown = text if len(text) <= 40 else f"{text[:20]}...({len(digits)} digits)"
-            raise argparse.ArgumentTypeError(f"{shown} is out of range: give a whole number from {lo or 1} to {hi}")
+            raise argparse.ArgumentTypeError(f"{shown} is out of range: give a whole number from {1 if lo is None else lo} to {hi}")
         value = int(text)
         return value
     parse.__name__ = "int"
