@@ -335,9 +335,12 @@ def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
         err.line += line - 1
         raise err from None
     if (line, col) != (1, 1):
+        def shift(pos: A.Pos) -> A.Pos:
+            return (pos[0] + line - 1, pos[1] + col - 1 if pos[0] == 1 else pos[1])
         for sub in A.walk(node):
-            ln, cl = sub.pos
-            sub.pos = (ln + line - 1, cl + col - 1 if ln == 1 else cl)
+            sub.pos = shift(sub.pos)
+            if isinstance(sub, A.Chain):  # its operators keep their own places
+                sub.rest = [(op, shift(at), operand) for op, at, operand in sub.rest]
     return node
 
 

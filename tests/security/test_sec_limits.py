@@ -293,3 +293,10 @@ def test_type_nested_too_deeply(tmp_path: Path) -> None:
     (folder / "game.yaml").write_text(game.replace("      value: int", "      value: int\n      deep: "
                                                    + "list of " * 8 + "int", 1))
     assert load_ruleset(str(folder), cache=False).kinds["token"].fields["deep"].type == "list:" * 8 + "int"
+
+
+def test_operator_inside_a_text_keeps_its_place(tmp_path: Path) -> None:
+    # a sum is one flat chain; its operators are placed in the file like any node
+    rs = load_ruleset(str(tiny(tmp_path, 'let z = 0\nlog "x {1 + 2 / z}"')), cache=False)
+    with pytest.raises(LudusError, match=r"r/game\.yaml:49:21: error: division by zero"):
+        Game.new(rs, seed=1)
