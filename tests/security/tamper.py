@@ -245,7 +245,10 @@ def tampered_log(seed: int, index: int) -> Case:
         return Case("log", seed, index, f"{game[0]}: {whole[0]}", {LOG: whole[1]}, ["replay", LOG])
     done = []
     for _ in range(r.choice([1, 1, 1, 2, 3])):
-        what, lines = r.choice(MUTATIONS)(r, lines)
+        try:
+            what, lines = r.choice(MUTATIONS)(r, lines)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError):
+            continue  # an earlier mutation left a line that is no longer an object: mutate on
         done.append(what)
         if not lines:
             break
