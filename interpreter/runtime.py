@@ -70,6 +70,18 @@ def _rank_value(v: Any) -> int:
     return int(v) if isinstance(v, bool | int) else 0
 
 
+def _bad_die(d: Any) -> bool:
+    return isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_SIDES
+
+
+def _shown(v: Any) -> str:
+    """A short text for a value a caller gave (a huge number is not written out in full)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 24:
+        return f"{'-' if v < 0 else ''}a number of {v.bit_length()} bits"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def _initial(f: FieldDef) -> Any:
     """A fresh starting value for a field: its declared default, else its type's."""
     return _copy(f.default) if f.default is not None else type_default(f.type)
@@ -201,6 +213,10 @@ class Game:
         if problem:
             raise LudusError([Diagnostic(Loc(rs.folder), problem)])
         seats = rs.seat_names(n)
+        for d in dice:
+            if _bad_die(d):
+                raise LudusError([Diagnostic(Loc(rs.folder), f"forced dice must be whole numbers from 1 to "
+                                             f"{MAX_SIDES}, not {_shown(d)}")])
         state: dict[str, Any] = {
             "format": STATE_FORMAT,
             "ruleset": {"name": rs.name, "version": rs.version, "digest": rs.digest},
@@ -358,9 +374,8 @@ class Game:
                 raise IllegalChoice(f"choice {index} is out of range: {counted}")
         if dice is not None:
             for d in dice:
-                if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_SIDES:
-                    shown = repr(d) if len(repr(d)) <= 24 else repr(d)[:24] + "..."
-                    raise IllegalChoice(f"forced dice must be whole numbers from 1 to {MAX_SIDES}, not {shown}")
+                if _bad_die(d):
+                    raise IllegalChoice(f"forced dice must be whole numbers from 1 to {MAX_SIDES}, not {_shown(d)}")
         snapshot = self._shared() if self.atomic else None
         log_len = len(self.log)
         try:

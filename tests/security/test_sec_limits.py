@@ -210,10 +210,12 @@ def test_values_at_the_bounds_are_kept(tmp_path: Path) -> None:
 def test_forced_die_out_of_range_is_an_illegal_choice() -> None:
     game = Game.new(load_ruleset("dice_race"), seed=1)
     before, log = game.to_json(), list(game.log)
-    for die in (10**30, 1001, 0, -1):
+    for die in (10**30, 10**5000, 1001, 0, -1, "6", True):
         with pytest.raises(IllegalChoice, match="forced dice must be whole numbers from 1 to 1000"):
             game.apply(0, dice=[die])
         assert (game.to_json(), game.log) == (before, log)
+    with pytest.raises(LudusError, match="forced dice must be whole numbers from 1 to 1000, not a number of 16610 bits"):
+        Game.new(load_ruleset("dice_race"), seed=1, dice=[10**5000])
 
 
 def test_roll_checks_the_sides_at_run_time() -> None:
