@@ -183,6 +183,21 @@ def _sz(s: str) -> str:
     return s
 
 
+def sorted_values(g: Any, s: Any) -> list:
+    """``sort()``: the items in the engine's order, each gone through (a list item as its length)."""
+    g.spend(len(s))
+    if any(x.__class__ is list or x.__class__ is dict for x in s):  # keyed by their JSON text
+        g.spend(sum(len(x) for x in s if x.__class__ is list or x.__class__ is dict))
+    return sorted(s, key=g.sort_key)
+
+
+def equal_lists(g: Any, a: Any, b: Any) -> bool:
+    """``a == b`` where a list is compared: as long as the shorter list, in work."""
+    if a.__class__ is list and b.__class__ is list:
+        g.spend(min(len(a), len(b)))
+    return bool(a == b)
+
+
 def _cat(g: Any, a: Any, b: Any) -> list:
     if len(a) + len(b) > MAX_LIST:
         raise ValueError("list too long")
@@ -199,7 +214,7 @@ _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "
 _HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of,
     "_next_in": _next_in, "_span": _span, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
-    "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_cat": _cat,
+    "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_cat": _cat, "_sorted": sorted_values, "_eq": equal_lists,
     # generated code sees only these built-ins (it needs no others; see the module docstring)
     "__builtins__": {n: getattr(builtins, n) for n in _BUILTINS},
 }

@@ -47,8 +47,10 @@ from .codegen import (
     Src,
     StatementWriter,
     enabled,
+    equal_lists,
     local,
     row_key,
+    sorted_values,
 )
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 
@@ -642,8 +644,7 @@ class Compiler:
             if name == "all":
                 return self.py(lambda g, L: all(spent(g, L)), "all(_w(g, {0}))", seq), T.BOOL
             if name == "sort":
-                return self.py(lambda g, L: sorted(spent(g, L), key=g.sort_key), "sorted(_w(g, {0}), key=g.sort_key)",
-                               seq), T.list_of(el)
+                return self.py(lambda g, L: sorted_values(g, seq(g, L)), "_sorted(g, {0})", seq), T.list_of(el)
             if name == "reverse":
                 return self.py(lambda g, L: list(reversed(spent(g, L))), "list(reversed(_w(g, {0})))",
                                seq), T.list_of(el)
@@ -845,6 +846,11 @@ class Compiler:
                 if op == "==":
                     return self.py(lambda g, L: a(g, L) == k, f"({{0}} == {self.k(k)})", a), T.BOOL
                 return self.py(lambda g, L: a(g, L) != k, f"({{0}} != {self.k(k)})", a), T.BOOL
+            if T.is_list(ta) or T.is_list(tb):  # lists compare item by item: work
+                if op == "==":
+                    return self.py(lambda g, L: equal_lists(g, a(g, L), b(g, L)), "_eq(g, {0}, {1})", a, b), T.BOOL
+                return self.py(lambda g, L: not equal_lists(g, a(g, L), b(g, L)), "(not _eq(g, {0}, {1}))",
+                               a, b), T.BOOL
             if op == "==":
                 return self.py(lambda g, L: a(g, L) == b(g, L), "({0} == {1})", a, b), T.BOOL
             return self.py(lambda g, L: a(g, L) != b(g, L), "({0} != {1})", a, b), T.BOOL

@@ -142,6 +142,8 @@ RUN = {
     "double_a_text": 'let s = "ab"\nrepeat\n  set s = "{s}{s}"\nuntil s == ""',
     "concatenate_a_text": 'let s = "ab"\nrepeat\n  set s = s + s\nuntil s == ""',
     "nested_for_loops": "for each a in 1..99999 do\n  for each b in 1..99999 do\n    pass\n  end\nend",
+    "compare_long_lists_in_a_loop": "let l = 1..99999\nlet m = 1..99999\nrepeat\n  let b = l == m\nuntil false",
+    "sort_lists_of_long_lists": "let l = 1..99999\nlet m = sort([l for x in 1..1000])",
 }
 
 
