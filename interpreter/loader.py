@@ -737,8 +737,9 @@ class _Builder:
             rs.procedures[name] = Procedure(name, self.params(path + ("params",), spec.get("params")),
                                             loc=self.smap.loc(path, key=True))
         if "main" not in rs.procedures:
-            self.diags.append(Diagnostic(Loc(self.doc.manifests[-1][0].as_posix()),
-                                         "the ruleset has no 'main' procedure", "add procedures: main: do: ..."))
+            _path, _manifest, msmap = self.doc.manifests[-1]  # at the list of files main should be in
+            self.diags.append(Diagnostic(msmap.loc(("files",)), "the ruleset has no 'main' procedure",
+                                         "add procedures: main: do: ..."))
         for name in ("setup", "main"):
             if name in rs.procedures and rs.procedures[name].params:
                 self.err(("procedures", name, "params"), f"'{name}' cannot take parameters")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,21 @@ COSTLY = {
     "hex_integer_5000_digits": "notes: 0x" + "f" * 5000 + "\n",
     "integer_key_5000_digits": "notes:\n  " + "7" * 5000 + ": x\n",
     "file_over_1_mib": "notes: x\n" + "# padding\n" * (Y.MAX_FILE_BYTES // 10),
-    # refused by the fast reader itself: no second reading of the whole file in pure Python
-    "syntax_error_after_half_a_mib_of_data": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(30_000)) + "  z: [\n",
-    "anchor_after_half_a_mib_of_data": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(30_000)) + "  z: &a 1\n",
+    # past FULL_READER_BYTES, refused by the fast reader itself (see test_big_files_are_read_once)
+    "syntax_error_after_100_kib": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(7_000)) + "  z: [\n",
+    "anchor_after_100_kib": "notes:\n" + "".join(f"  k{i}: value\n" for i in range(7_000)) + "  z: &a 1\n",
 }
+
+
+@pytest.mark.parametrize("end, message", [("z: &a 1", "YAML anchor '&a'"), ("z: *a", "YAML alias '*a'"),
+                                          ("z: " + "1" * 200, "number too long"), ("z: " + "[" * 200, "nested too deeply"),
+                                          ("z: [", "YAML syntax: did not find expected node content")])
+def test_big_files_are_read_once(end: str, message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "notes:\n" + "".join(f"  k{i}: value\n" for i in range(30_000)) + "  " + end + "\n"
+    assert len(text) > Y.FULL_READER_BYTES
+    monkeypatch.setattr(Y, "_yaml", lambda: pytest.fail("read a second time, in pure Python"))
+    with pytest.raises(LudusError, match=r"^f.yaml:3000\d:\d+: error: " + re.escape(message)):
+        Y.load_yaml_text(text, "f.yaml")
 
 
 @pytest.mark.parametrize("case", sorted(COSTLY))
@@ -238,6 +250,14 @@ def test_patch_paths_into_lists_take_only_whole_indexes(op: str, step: str, tmp_
         load_ruleset(folder)
     assert [d.loc.line for d in caught.value.diagnostics] and all(d.loc.line > 0 for d in caught.value.diagnostics)
     assert "tiebreaks" in str(caught.value)
+
+
+def test_a_ruleset_without_main_is_located(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    kit(tmp_path / "kit", (BASE / "game.yaml").read_text(encoding="utf-8").replace("  main:\n", "  other:\n"),
+        (BASE / "ruleset.yaml").read_text(encoding="utf-8"))
+    with pytest.raises(LudusError, match=r"^kit/ruleset.yaml:7:3: error: the ruleset has no 'main' procedure"):
+        load_ruleset(tmp_path / "kit")
 
 
 @pytest.mark.parametrize("spec", ["x" * 5000, "x/" * 3000, "a\0b", "..", "", "/" + "y" * 300 + "/z"],
