@@ -254,7 +254,17 @@ class Game:
 
     @classmethod
     def resume(cls, rs: Ruleset, state: dict[str, Any]) -> Game:
-        """Continue a saved game (the state is used as is, not copied)."""
+        """Continue a saved game (the state is used as is, not copied).
+
+        A state that is not one this ruleset could have saved is refused with a LudusError
+        (gamelog.state_problem): the run loop trusts the frames, zones and entities it holds.
+        """
+        from .gamelog import state_problem  # gamelog imports this module
+
+        problem = state_problem(rs, state)
+        if problem:
+            raise LudusError([Diagnostic(Loc("<state>"), f"not a saved game of '{rs.name}': {problem}",
+                                         "resume a state saved by Game.to_json with the same ruleset")])
         saved = state.get("ruleset", {})
         if saved.get("name") != rs.name or saved.get("digest") != rs.digest:
             raise LudusError([Diagnostic(Loc(rs.folder), f"this state was saved by ruleset "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import threading
 import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tamper
@@ -302,3 +304,65 @@ def test_the_judge_tells_the_classes_apart() -> None:
     assert tamper.judge(log, 1, "Traceback (most recent call last):\n") == "traceback"
     assert tamper.judge(log, 2, "") == "exit"
     assert tamper.judge(log, 1, "", timed_out=True) == "hang"
+
+
+# ====================================================================== saved states
+def _saved_state() -> tuple[Any, dict[str, Any]]:
+    from interpreter import Game
+    from interpreter.bots import RandomBot
+
+    rs = load_ruleset("dice_race")
+    game = Game.new(rs, 3, 4)
+    bots = {p: RandomBot(4, p) for p in game.players}
+    for _ in range(12):
+        p = game.deciders()[0]
+        game.apply(bots[p].choose(game, p), p)
+    return rs, json.loads(game.to_json())
+
+
+def _poke(r: random.Random, data: Any) -> str:
+    """Set one random place of ``data`` to an odd value; returns the place."""
+    path: list[Any] = []
+    parent = None
+    while isinstance(data, dict | list) and data and (not path or r.random() < 0.7):
+        key = r.choice(sorted(data, key=str)) if isinstance(data, dict) else r.randrange(len(data))
+        parent, data = data, data[key]
+        path.append(key)
+    if parent is None:
+        return "nothing"
+    value = r.choice(tamper.ODD)
+    parent[path[-1]] = value
+    return f"{'/'.join(map(str, path))} = {json.dumps(value)[:30]}"
+
+
+def test_a_tampered_saved_state_is_refused_or_plays_on() -> None:
+    from interpreter import Game, IllegalChoice, LudusError
+
+    refused = 0
+    for i in range(300):
+        rs, state = _saved_state()
+        r = random.Random(f"state/{i}")
+        where = [_poke(r, state) for _ in range(r.choice([1, 1, 2]))]
+        try:
+            game = Game.resume(rs, state)
+            for _ in range(3):
+                if not game.deciders():
+                    break
+                game.apply(0, game.deciders()[0])
+        except (LudusError, IllegalChoice):
+            refused += 1
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            raise AssertionError(f"state {i}: {where}: {type(exc).__name__}: {exc}") from exc
+    assert refused > 100
+
+
+def test_a_state_that_is_not_one_is_refused_with_what_is_wrong() -> None:
+    from interpreter import Game, LudusError
+
+    rs, state = _saved_state()
+    for bad, says in ((["not", "a", "state"], "a saved state is a JSON object"),
+                      ({**state, "stack": [{"proc": "nope", "pc": 0, "locals": {}, "ret": None}]}, "stack/0/proc"),
+                      ({**state, "zones": {**state["zones"], "hand@nobody": []}}, "zones/hand@nobody"),
+                      ({k: v for k, v in state.items() if k != "rng"}, "missing rng")):
+        with pytest.raises(LudusError, match=re.escape(says)):
+            Game.resume(rs, bad)  # type: ignore[arg-type]
