@@ -212,7 +212,12 @@ def cmd_play(args: argparse.Namespace) -> int:
     hidden = bool(humans) and args.seed is None
     seed = secrets.randbelow(MAX_SEED + 1) if hidden else (1 if args.seed is None else args.seed)
     log = _open_log(args.log)
-    game = Game.new(rs, players, seed)
+    try:
+        game = Game.new(rs, players, seed)
+    except BaseException:
+        if log is not None:
+            log.close()
+        raise
     bots: dict[str, Bot] = {p: make_bot(k, seed, p) for p, k in seats.items() if k != "human"}
     narrator = _Narrator(game, args.quiet, args.dice)
     shown_seed = "a random seed, shown when the game ends" if hidden else f"seed {seed}"
