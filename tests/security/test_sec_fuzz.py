@@ -85,5 +85,5 @@ def test_the_forked_runner_catches_a_hang_and_a_traceback(monkeypatch: pytest.Mo
     assert fuzzrun.classify(crashed) == "traceback" and "RecursionError: deep" in crashed.err
 
     monkeypatch.setattr(cli, "main", lambda argv: len(b"x" * (700 << 20)) and 0)
-    big = fuzzrun._forked(["validate", "x"], 10.0, None)
+    big = fuzzrun._forked(["validate", "x"], 60.0, None)
     assert fuzzrun.classify(big) == "memory", big
