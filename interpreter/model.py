@@ -37,7 +37,7 @@ MAX_SIDES = 1000  # faces of a die (at least 1)
 # for each call of a function whose result is not remembered (a call does an expression's work).
 LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
-    "work": (1_000, 500_000, 5_000_000),
+    "work": (1_000, 200_000, 5_000_000),
 }
 # Each result remembered (Game._memo, emptied at every change of the state and at every
 # decision) costs a call's work, so the work budget bounds the memo too.
@@ -85,11 +85,15 @@ def checked_int(value: Any, loc: Loc | None) -> Any:
     return value
 
 
+def checked_size_error(items: int, loc: Loc | None) -> RuleFault:
+    """The error for a list of more than MAX_LIST items."""
+    return RuleFault(f"list too long: {items:,} items (at most {MAX_LIST:,})", loc, "a list grows without end?")
+
+
 def checked_size(value: Any, loc: Loc | None) -> Any:
     """``value``, unless it is a list longer than MAX_LIST or a text longer than MAX_STR."""
     if value.__class__ is list and len(value) > MAX_LIST:
-        raise RuleFault(f"list too long: {len(value):,} items (at most {MAX_LIST:,})", loc,
-                        "a list grows without end?")
+        raise checked_size_error(len(value), loc)
     if value.__class__ is str and len(value) > MAX_STR:
         raise RuleFault(f"text too long: {len(value):,} characters (at most {MAX_STR:,})", loc,
                         "a text grows without end?")

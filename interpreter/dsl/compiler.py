@@ -24,6 +24,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, did_you_mean
 from ..model import (
+    MAX_LIST,
     PLAYER_KIND,
     ActionDef,
     ExprFn,
@@ -35,6 +36,7 @@ from ..model import (
     Ruleset,
     checked_int,
     checked_size,
+    checked_size_error,
 )
 from ..yamlsource import TextOrigin
 from . import ast as A
@@ -1507,8 +1509,10 @@ def _seq_text(t: str, text: str) -> str:
 
 def _concat(g: Any, a: Any, b: Any, loc: Loc | None) -> list:
     """``a + b`` of two lists: counted as work, at most MAX_LIST items."""
+    if len(a) + len(b) > MAX_LIST:  # before the work, as _cat does: the same error either way
+        raise checked_size_error(len(a) + len(b), loc)
     g.spend(len(a) + len(b))
-    return checked_size(list(a) + list(b), loc)
+    return list(a) + list(b)
 
 
 def _add(g: Any, x: Any, y: Any) -> Any:
