@@ -47,14 +47,18 @@ def _display_path(path: str) -> str:
 QUOTE_MAX = 80  # characters of a quoted name or value shown in a message
 MESSAGE_MAX = 1000  # characters of one message or hint
 _LONG_QUOTE = re.compile("'([^'\n]{" + str(QUOTE_MAX + 1) + ",})'")
+_CONTROL = {c: repr(chr(c))[1:-1] for c in (*range(32), 127)}
 
 
 def shorten(text: str) -> str:
-    """Cut what a message quotes from hostile input to a readable size.
+    """Keep a message that quotes hostile input to one readable line.
 
-    An author's mistake may be a name or value of a million characters; the message must
-    still be one readable line, so a long quoted part keeps its start and says its length.
+    An author's mistake may be a name of a million characters, or one ending in a newline;
+    control characters are escaped (``\\n``), and a long quoted part keeps its start and says
+    its length.
     """
+    if not text.isprintable():  # one message, one line: a name may carry a newline or a NUL
+        text = text.translate(_CONTROL)
     if len(text) <= QUOTE_MAX:
         return text
     text = _LONG_QUOTE.sub(lambda m: f"'{m.group(1)[:QUOTE_MAX - 20]}…' ({len(m.group(1)):,} characters)", text)

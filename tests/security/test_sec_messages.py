@@ -30,6 +30,12 @@ def test_short_messages_are_untouched() -> None:
         "x.yaml:3:4: error: unknown zone 'bagg' (did you mean 'bag'?)"
 
 
+def test_a_newline_in_a_quoted_name_is_escaped_so_the_message_stays_one_line() -> None:
+    line = str(Diagnostic(Loc("x.yaml", 3, 4), "unknown zone 'bag\n'\x00"))
+    assert line == "x.yaml:3:4: error: unknown zone 'bag\\n'\\x00"
+    assert "\n" not in line
+
+
 def test_a_long_unquoted_message_is_cut_with_its_length() -> None:
     text = shorten("x" * 50_000)
     assert len(text) <= MESSAGE_MAX

@@ -366,7 +366,7 @@ def test_an_entity_created_with_a_newline_in_its_id_is_refused(tmp_path: Path) -
         g["procedures"]["main"]["do"] = "create token in bag called chosen\n" + g["procedures"]["main"]["do"]
 
     assert "extra" in Game.new(load_ruleset(_write_names_case(tmp_path / "good", called, "extra")), 2, 1).ents
-    with pytest.raises(LudusError, match="cannot create 'extra\n': ids are snake_case"):
+    with pytest.raises(LudusError, match=r"cannot create 'extra\\n': ids are snake_case"):
         Game.new(load_ruleset(_write_names_case(tmp_path / "bad", called, "extra\n")), 2, 1)
 
 
