@@ -50,7 +50,7 @@ _SUFFIX = ".cache"
 KEY_FILE = "key"
 _KEY_BYTES = 32
 MAX_ENTRIES = 200  # older files beyond this are removed when a new one is written
-MAX_ENTRY_BYTES = 64 * 1024 * 1024  # Time of Crisis needs under 1 MB; a bigger file is not read
+MAX_ENTRY_BYTES = 64 * 1024 * 1024  # the bundled rulesets need under 1 MB; a bigger file is not read
 OFF_WORDS = ("off", "0", "no", "false", "none", "disabled")
 # Opening never follows a link planted at an entry's name, nor waits on a pipe planted there.
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
