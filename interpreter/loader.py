@@ -220,9 +220,8 @@ def load_document(manifest_path: Path, diags: list[Diagnostic], seen: tuple[Path
     reach.left -= _size(manifest_path)
     reads = trace.reads if trace is not None else None
     manifest, msmap = load_yaml(manifest_path, missing_hint="give a folder holding ruleset.yaml", reads=reads)
-    validate("manifest", manifest, msmap, diags)
-    if not isinstance(manifest, dict):
-        raise LudusError(diags)
+    if not validate("manifest", manifest, msmap, diags) or not isinstance(manifest, dict):
+        raise LudusError(diags)  # what follows reads the manifest's values as the schema says
     folder = manifest_path.parent
     doc = Document()
     if manifest.get("extends"):

@@ -91,6 +91,10 @@ def _explain(err: ValidationError, smap: SourceMap) -> list[Diagnostic]:
     if v == "pattern":
         hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
         return [Diagnostic(smap.loc(path), f"{_quote(str(err.instance))} is not a valid value for {where}", _short(hint))]
+    if v in ("maxLength", "maxItems") and isinstance(err.instance, (str, list)):
+        what = "characters" if isinstance(err.instance, str) else "items"
+        return [Diagnostic(smap.loc(path), f"{where} is too long: {len(err.instance):,} {what} "
+                           f"(at most {err.validator_value:,})")]
     hint = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
     message = err.message if len(err.message) <= 200 else err.message[:200] + "…"  # it shows the value
     return [Diagnostic(smap.loc(path), f"{where}: {message}", _short(hint))]
@@ -304,6 +308,10 @@ def _maximum(arg: Any, s: dict[str, Any]) -> Check:
     return lambda v: not _is_num(v) or v <= arg
 
 
+def _max_length(arg: Any, s: dict[str, Any]) -> Check:
+    return lambda v: not isinstance(v, str) or len(v) <= arg
+
+
 def _all_of(arg: Any, s: dict[str, Any]) -> Check:
     subs = [_compile(x) for x in arg]
     return lambda v: all(c(v) for c in subs)
@@ -335,6 +343,6 @@ _KEYWORDS: dict[str, Callable[[Any, dict[str, Any]], Check]] = {
     "type": _type, "properties": _properties, "additionalProperties": _additional,
     "patternProperties": _pattern_properties, "required": _required, "propertyNames": _property_names, "pattern": _pattern, "const": _const,
     "enum": _enum, "items": _items, "minItems": _min_items, "maxItems": _max_items,
-    "uniqueItems": _unique, "minimum": _minimum, "maximum": _maximum, "allOf": _all_of,
+    "uniqueItems": _unique, "minimum": _minimum, "maximum": _maximum, "maxLength": _max_length, "allOf": _all_of,
     "anyOf": _any_of, "oneOf": _one_of, "not": _not, "if": _if,
 }

@@ -1,0 +1,44 @@
+"""A manifest is checked against its schema before any of its values is used (issue 11).
+
+Found by the mutation fuzzer: `files: 7` reached the loader's file count as a number (a
+TypeError), and a ruleset name of a million characters validated and then cost `ludus play`
+830 MB. Manifest texts have a length now, and a manifest that breaks its schema stops there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hostile import assert_refused, run_ludus
+
+BASE = Path(__file__).resolve().parents[1] / "broken" / "_base"
+
+CASES = {
+    "files_a_number": ("files:\n  - game.yaml\n", "files: 7\n"),
+    "files_a_mapping": ("files:\n  - game.yaml\n", "files: {a: game.yaml}\n"),
+    "name_a_million_characters": ("ruleset: tiny\n", "ruleset: " + "t" * 1_000_000 + "\n"),
+    "title_a_million_characters": ("title: Tiny (base of the broken-input tests)\n", "title: " + "T" * 1_000_000 + "\n"),
+    "seat_a_long_name": ("seats: [red, blue]\n", "seats: [red, " + "b" * 100 + "]\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_manifest_that_breaks_its_schema_is_refused_at_its_line(case: str, tmp_path: Path, snapshot) -> None:
+    folder = Path(shutil.copytree(BASE, tmp_path / "r"))
+    manifest = folder / "ruleset.yaml"
+    old, new = CASES[case]
+    text = manifest.read_text()
+    assert old in text
+    manifest.write_text(text.replace(old, new, 1))
+    outcome = run_ludus(["validate", "r"], cwd=tmp_path)
+    assert_refused(outcome)
+    assert outcome.err.startswith("r/ruleset.yaml:")
+    assert len(outcome.err) < 2_000
+    assert outcome.err == snapshot
+
+
+def test_the_unchanged_base_still_validates(tmp_path: Path) -> None:
+    shutil.copytree(BASE, tmp_path / "r")
+    assert run_ludus(["validate", "r"], cwd=tmp_path).code == 0
