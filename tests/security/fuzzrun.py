@@ -12,19 +12,16 @@ import contextlib
 import os
 import re
 import resource
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import fuzz
 from fuzz import Mutant
+from hostile import reap, spawn
 
 SECONDS = 20.0  # a phase that runs longer is a hang
 PEAK_MB = 500  # a phase that needs more is a memory fault
@@ -142,48 +139,14 @@ def _rss_mb() -> float:
         return int(fh.read().split()[1]) * resource.getpagesize() / (1 << 20)
 
 
-def _wait(pid: int, start: float, seconds: float) -> tuple[int, float, bool, float]:
-    """Reap ``pid`` (killing its process group at the deadline): exit code, peak RSS in MB, timed out, CPU s."""
-    deadline = start + seconds
-    timed_out = False
-    while True:
-        got, status, usage = os.wait4(pid, os.WNOHANG)
-        if got:
-            break
-        if time.perf_counter() > deadline:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-            got, status, usage = os.wait4(pid, 0)
-            break
-        time.sleep(0.005)
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, timed_out, usage.ru_utime + usage.ru_stime
-
-
 def _process(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phase:
     """``python -m interpreter ARGV`` in a real process (its start counts against the deadline)."""
     full_env = {**os.environ, "COLUMNS": "80", **(env or {})}
     if fuzz.ENGINE != fuzz.ROOT:
         full_env["PYTHONPATH"] = str(fuzz.ENGINE)
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "interpreter", *argv], cwd=fuzz.ENGINE, env=full_env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_ceiling, start_new_session=True)
-    chunks: dict[str, bytes] = {}
-
-    def drain(name: str, stream: IO[bytes]) -> None:
-        chunks[name] = stream.read()
-
-    readers = [threading.Thread(target=drain, args=(n, s), daemon=True)
-               for n, s in (("out", proc.stdout), ("err", proc.stderr))]
-    for t in readers:
-        t.start()
-    code, peak, timed_out, cpu = _wait(proc.pid, start, seconds + 1.0)
-    proc.returncode = code
-    for t in readers:
-        t.join(5)
-    return Phase(argv, code, chunks.get("out", b"").decode("utf-8", "replace"),
-                 chunks.get("err", b"").decode("utf-8", "replace"), time.perf_counter() - start, peak, timed_out, cpu)
+    o = spawn([sys.executable, "-m", "interpreter", *argv], cwd=fuzz.ENGINE, env=full_env, stdin=None,
+              seconds=seconds + 1.0, preexec=_ceiling)
+    return Phase(argv, o.code, o.out, o.err, o.seconds, o.peak_mb, o.timed_out, o.cpu)
 
 
 def _forked(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phase:
@@ -220,7 +183,7 @@ def _forked(argv: list[str], seconds: float, env: dict[str, str] | None) -> Phas
                     sys.stdout.flush()
                     sys.stderr.flush()
                 os._exit(code)
-        code, peak, timed_out, cpu = _wait(pid, start, seconds)
+        code, peak, timed_out, cpu = reap(pid, start, seconds)
         elapsed = time.perf_counter() - start
         out.seek(0)
         err.seek(0)

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -43,6 +44,7 @@ class Outcome:
     seconds: float
     peak_mb: float
     timed_out: bool
+    cpu: float = 0.0
 
     def located_lines(self) -> list[str]:
         return [m.group(0) for m in LOCATED.finditer(self.err)]
@@ -53,17 +55,36 @@ def _limit() -> None:  # runs in the child before exec
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
-def run_ludus(argv: list[str], *, cwd: Path = ROOT, stdin: str | None = None,
-              env: dict[str, str] | None = None, seconds: float = SECONDS) -> Outcome:
-    """Run ``python -m interpreter ARGV`` and watch it (the deadline adds the interpreter's start).
+def reap(pid: int, start: float, seconds: float) -> tuple[int, float, bool, float]:
+    """Wait for ``pid``, killing its process group at ``start + seconds``.
 
-    The child is reaped with ``os.wait4``, which gives its own peak RSS.
+    Returns its exit code, its own peak RSS in MB and whether it was killed, and its CPU
+    seconds — all from ``os.wait4``, the kernel's record of that one child.
     """
-    full_env = {**os.environ, "COLUMNS": "80", **(env or {})}
+    deadline = start + seconds
+    timed_out = False
+    while True:
+        got, status, usage = os.wait4(pid, os.WNOHANG)
+        if got:
+            break
+        if time.perf_counter() > deadline:
+            timed_out = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            got, status, usage = os.wait4(pid, 0)
+            break
+        time.sleep(0.005)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, timed_out, usage.ru_utime + usage.ru_stime
+
+
+def spawn(cmd: list[str], *, cwd: Path, env: dict[str, str], stdin: bytes | None, seconds: float,
+          preexec: Callable[[], None]) -> Outcome:
+    """Run ``cmd`` in its own session, feed it ``stdin`` (none: /dev/null) and :func:`reap` it."""
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "interpreter", *argv], cwd=cwd, env=full_env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_limit, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=preexec, start_new_session=True)
     chunks: dict[str, bytes] = {}
 
     def drain(name: str, stream: IO[bytes]) -> None:
@@ -73,29 +94,25 @@ def run_ludus(argv: list[str], *, cwd: Path = ROOT, stdin: str | None = None,
                for n, s in (("out", proc.stdout), ("err", proc.stderr))]
     for t in readers:
         t.start()
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError):
-        proc.stdin.write(stdin.encode() if stdin is not None else b"")
-        proc.stdin.close()
-    deadline = start + seconds + 1.0
-    timed_out = False
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.01)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    if stdin is not None and proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+    code, peak, timed_out, cpu = reap(proc.pid, start, seconds)
+    proc.returncode = code
     for t in readers:
         t.join(5)
-    return Outcome(proc.returncode, chunks.get("out", b"").decode("utf-8", "replace"),
-                   chunks.get("err", b"").decode("utf-8", "replace"), elapsed,
-                   usage.ru_maxrss / 1024, timed_out)
+    return Outcome(code, chunks.get("out", b"").decode("utf-8", "replace"),
+                   chunks.get("err", b"").decode("utf-8", "replace"), time.perf_counter() - start,
+                   peak, timed_out, cpu)
+
+
+def run_ludus(argv: list[str], *, cwd: Path = ROOT, stdin: str | None = None,
+              env: dict[str, str] | None = None, seconds: float = SECONDS) -> Outcome:
+    """Run ``python -m interpreter ARGV`` and watch it (the deadline adds the interpreter's start)."""
+    full_env = {**os.environ, "COLUMNS": "80", **(env or {})}
+    return spawn([sys.executable, "-m", "interpreter", *argv], cwd=cwd, env=full_env,
+                 stdin=(stdin or "").encode(), seconds=seconds + 1.0, preexec=_limit)
 
 
 def assert_refused(o: Outcome, *, located: bool = True) -> None:
