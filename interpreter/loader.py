@@ -22,6 +22,7 @@ from .dsl.compiler import Compiler, compile_function
 from .dsl.parser import AstMemo, memoized
 from .model import (
     LIMITS,
+    MAX_INT,
     MAX_LIST,
     PLAYER_KIND,
     RESERVED_FIELDS,
@@ -681,6 +682,9 @@ class _Builder:
         if type_ == T.INT:
             if isinstance(value, bool) or not isinstance(value, int):
                 self.err(path, f"wrong type: expected a whole number, got {value!r}")
+            elif abs(value) > MAX_INT:  # the rules' numbers stay within it; so must their data
+                self.err(path, f"number out of range: about 2^{abs(value).bit_length() - 1} "
+                         f"(whole numbers are at most {MAX_INT:,} either side of 0)")
         elif type_ == T.BOOL:
             if not isinstance(value, bool):
                 self.err(path, f"wrong type: expected true or false, got {value!r}")
@@ -690,6 +694,8 @@ class _Builder:
         elif T.is_list(type_):
             if not isinstance(value, list):
                 self.err(path, f"wrong type: expected a list, got {value!r}")
+            elif len(value) > MAX_LIST:
+                self.err(path, f"list too long: {len(value):,} items (at most {MAX_LIST:,})")
             else:
                 for i, item in enumerate(value):
                     self.check_value(path + (i,), T.arg(type_), item)

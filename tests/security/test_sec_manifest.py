@@ -42,3 +42,15 @@ def test_a_manifest_that_breaks_its_schema_is_refused_at_its_line(case: str, tmp
 def test_the_unchanged_base_still_validates(tmp_path: Path) -> None:
     shutil.copytree(BASE, tmp_path / "r")
     assert run_ludus(["validate", "r"], cwd=tmp_path).code == 0
+
+
+def test_a_whole_number_in_the_data_past_the_rules_bound_is_refused_at_its_line(tmp_path: Path, snapshot) -> None:
+    """The rules keep whole numbers within ±(2^63 − 1); a field's value from YAML must too."""
+    folder = Path(shutil.copytree(BASE, tmp_path / "r"))
+    game = folder / "game.yaml"
+    text = game.read_text()
+    assert "    value: 3\n" in text
+    game.write_text(text.replace("    value: 3\n", "    value: " + "9" * 30 + "\n", 1))
+    outcome = run_ludus(["validate", "r"], cwd=tmp_path)
+    assert_refused(outcome)
+    assert outcome.err == snapshot
