@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -113,6 +114,20 @@ def run_ludus(argv: list[str], *, cwd: Path = ROOT, stdin: str | None = None,
     full_env = {**os.environ, "COLUMNS": "80", **(env or {})}
     return spawn([sys.executable, "-m", "interpreter", *argv], cwd=cwd, env=full_env,
                  stdin=(stdin or "").encode(), seconds=seconds + 1.0, preexec=_limit)
+
+
+BASE = ROOT / "tests" / "broken" / "_base"
+
+
+def edited_base(tmp: Path, file: str, old: str, new: str) -> Path:
+    """A copy of the tiny valid ruleset tests/broken/_base as ``tmp/r``, with ``old`` in ``file``
+    replaced by ``new`` once (``old`` must be there, so a changed base fails loudly)."""
+    folder = Path(shutil.copytree(BASE, tmp / "r"))
+    path = folder / file
+    text = path.read_text()
+    assert old in text, f"{old!r} is no longer in {path}"
+    path.write_text(text.replace(old, new, 1))
+    return folder
 
 
 def assert_refused(o: Outcome, *, located: bool = True) -> None:

@@ -11,9 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hostile import assert_refused, run_ludus
-
-BASE = Path(__file__).resolve().parents[1] / "broken" / "_base"
+from hostile import BASE, assert_refused, edited_base, run_ludus
 
 CASES = {
     "files_a_number": ("files:\n  - game.yaml\n", "files: 7\n"),
@@ -26,12 +24,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_manifest_that_breaks_its_schema_is_refused_at_its_line(case: str, tmp_path: Path, snapshot) -> None:
-    folder = Path(shutil.copytree(BASE, tmp_path / "r"))
-    manifest = folder / "ruleset.yaml"
-    old, new = CASES[case]
-    text = manifest.read_text()
-    assert old in text
-    manifest.write_text(text.replace(old, new, 1))
+    edited_base(tmp_path, "ruleset.yaml", *CASES[case])
     outcome = run_ludus(["validate", "r"], cwd=tmp_path)
     assert_refused(outcome)
     assert outcome.err.startswith("r/ruleset.yaml:")
@@ -46,11 +39,7 @@ def test_the_unchanged_base_still_validates(tmp_path: Path) -> None:
 
 def test_a_whole_number_in_the_data_past_the_rules_bound_is_refused_at_its_line(tmp_path: Path, snapshot) -> None:
     """The rules keep whole numbers within ±(2^63 − 1); a field's value from YAML must too."""
-    folder = Path(shutil.copytree(BASE, tmp_path / "r"))
-    game = folder / "game.yaml"
-    text = game.read_text()
-    assert "    value: 3\n" in text
-    game.write_text(text.replace("    value: 3\n", "    value: " + "9" * 30 + "\n", 1))
+    edited_base(tmp_path, "game.yaml", "    value: 3\n", "    value: " + "9" * 30 + "\n")
     outcome = run_ludus(["validate", "r"], cwd=tmp_path)
     assert_refused(outcome)
     assert outcome.err == snapshot
