@@ -243,6 +243,71 @@ def test_the_references_agree_on_random_positions(toc, ref):
                        "increase_support", "recall_governor", "build_improvement"}
 
 
+def unusual_battles(ref, toc) -> list[tuple[str, dict, str, str]]:
+    """Battles random games rarely reach: Foederati on both sides of the rulebook's 8.3 example,
+    a Barbarian Leader among raiders in the attacker's own province, a Rival Emperor, and a
+    fight in a homeland where only the active counters fight."""
+    (example, att1, def1), (goths, att2, goth), (lone, att3, _) = ref.battle_setups(toc)
+    out = []
+
+    def recruit(st: dict, where: str, tribe: str) -> str:
+        b = next(b for b in st["zones"]["barbarians@" + tribe + "_home"] if not st["entities"][b]["leader"])
+        ref.place(st, b, where)
+        st["entities"][b]["active"] = True
+        return b
+
+    def govern(st: dict, player: str, region: str, support: int) -> None:
+        E, Z = st["entities"], st["zones"]
+        old = E[region]["governor"]
+        if old is not None:
+            ref.place(st, old, "neutrals" if E[old]["owner"] is None else "leaders@" + E[old]["owner"])
+        gov = next(g for g in list(Z["unclaimed@" + player]) + list(Z["leaders@" + player])
+                   if E[g]["kind"] == "governor" and E[g]["zone"] != "offices")
+        ref.place(st, gov, "offices")
+        E[region].update(governor=gov, support=support)
+
+    st = ref.copy_state(example)
+    recruit(st, "units@" + att1, "goths")
+    recruit(st, "units@" + def1, "franks")
+    out.append(("foederati", st, att1, def1))
+    st = ref.copy_state(goths)
+    ref.place(st, "cniva", "barbarians@thracia")
+    st["zones"]["barbarians@thracia"].insert(0, st["zones"]["barbarians@thracia"].pop())  # hit first
+    govern(st, st["entities"][att2]["owner"], "thracia", 2)
+    out.append(("barbarian leader", st, att2, goth))
+    st = ref.copy_state(lone)
+    govern(st, st["entities"][att3]["owner"], "macedonia", 2)
+    ref.place(st, "postumus", "rivals")
+    st["entities"]["postumus"]["location"] = "macedonia"
+    out.append(("rival emperor", st, att3, "postumus"))
+    st = ref.copy_state(goths)
+    st["entities"][att2]["location"] = "goths_home"
+    home = [b for b in st["zones"]["barbarians@goths_home"] if not st["entities"][b]["leader"]]
+    for b in home[:6]:
+        st["entities"][b]["active"] = b in home[1:6:2]
+    out.append(("homeland", st, att2, home[1]))
+    return out
+
+
+def test_the_references_agree_on_unusual_battles(toc, ref):
+    from interpreter import rng
+
+    for name, state, att, target in unusual_battles(ref, toc):
+        ran = 0
+        for seed in range(12):
+            st = ref.copy_state(state)
+            st["rng"] = rng.seed_state(seed)
+            g = ref.run_to_end(ref.isolated(toc, st, "battle", {"att": att, "target": target}))
+            board = ref.Board(ref.copy_state(st))
+            try:
+                board.battle(att, target)
+            except ref.Unsupported:
+                continue
+            assert ref.outcome(g.state, g.log) == ref.outcome(board.st, board.log), f"{name}, seed {seed}"
+            ran += 1
+        assert ran >= 6, name
+
+
 # ====================================================================== the command
 def test_bench_quick_reports_every_figure(capsys):
     assert main(["bench", "--quick", "--json"]) == 0
