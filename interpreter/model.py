@@ -39,7 +39,7 @@ LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
     "work": (1_000, 200_000, 5_000_000),
 }
-# Each result remembered (Game._memo, emptied at every change of the state and at every
+# Each result remembered (Game.memo, emptied at every change of the state and at every
 # decision) costs a call's work, so the work budget bounds the memo too.
 CALL_WORK = 10
 

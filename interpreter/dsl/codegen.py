@@ -334,7 +334,7 @@ class CodeGen:
             # the same); past the budget the caller's closure reports it at its place
             return (f"def {gname}({sig}):\n"
                     f"    key = {keyt}\n"
-                    f"    memo = g._memo\n"
+                    f"    memo = g.memo\n"
                     f"    try:\n"
                     f"        return memo[key]\n"
                     f"    except KeyError:\n"

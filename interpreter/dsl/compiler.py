@@ -571,7 +571,7 @@ class Compiler:
             def call_fn(g: Any, L: dict) -> Any:
                 values = [a(g, L) for a in args]
                 try:
-                    return g._memo[(fname, *values)]
+                    return g.memo[(fname, *values)]
                 except (KeyError, TypeError):  # not remembered, or a list argument
                     return g.call_function(fdef, dict(zip(pnames, values, strict=True)), loc)
             return self.py(call_fn, self.gen.call(name, [f"{{{i}}}" for i in range(len(args))]), *args), fdef.returns
@@ -977,10 +977,10 @@ class _Builder:
                 if kind == "global":
                     # after the value is computed: results remembered while computing it
                     # were read from the old value
-                    g._changed()
+                    g.changed()
             self.emit(set_var, s.pos)
             if op == "=":
-                code = "L[{0}] = {1}(g, L)" if kind == "local" else "g.glob[{0}] = {1}(g, L)\ng._changed()"
+                code = "L[{0}] = {1}(g, L)" if kind == "local" else "g.glob[{0}] = {1}(g, L)\ng.changed()"
                 self.plan = Plan("inline", code=code, fns=[name, fn])
             return
         target = s.target

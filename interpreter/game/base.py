@@ -1,0 +1,113 @@
+"""GameBase: the attributes every part of a game shares, and the interface compiled rules use.
+
+Each part of :class:`interpreter.runtime.Game` (``machine``, ``board``, ``choices``,
+``modifiers``, ``views``, ``values``) is a mixin deriving from :class:`GameBase`, which
+declares, for mypy only, the attributes ``Game.__init__`` sets and the methods one part
+calls on another. At run time GameBase adds nothing: no class attributes, no methods, so
+a call costs what it did when ``Game`` was one class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..diagnostics import LudusError
+from ..model import ActionDef, FunctionDef, Procedure, RuleFault, Ruleset
+
+if TYPE_CHECKING:
+    from ..diagnostics import Loc
+    from ..runtime import Game
+
+MAX_DEPTH = 200  # frames of procedures, and nested calls of functions
+
+
+class GameBase:
+    """What the parts of a game share.
+
+    **The interface compiled rules call.** The closures and instructions of
+    ``dsl/compiler.py`` and the generated Python of ``dsl/codegen.py`` get the game as
+    ``g`` and use only these (no private attribute):
+
+    - state: ``g.state`` (read: ``g.state['modifiers']``), ``g.ents`` (entities by id),
+      ``g.zones`` (zone key → entity ids), ``g.glob`` (globals), ``g.players`` (seats);
+    - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
+    - remembered function results: ``g.memo`` (read), ``g.changed()`` (after a change),
+      ``g.call_function(fdef, args, loc)``;
+    - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
+      ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
+      ``g.as_map(v, loc)``, ``g.narrate(text)``;
+    - the board: ``g.set_field(obj, name, value, op, loc)``, ``g.move(eid, zone, top, loc)``,
+      ``g.shuffle(zone)``, ``g.create(kind, fields, zone, loc, called)``,
+      ``g.destroy(eid, loc)``, ``g.zone_items(zone)``, ``g.zone_owner(zone)``,
+      ``g.kind_ids(kind)``, ``g.distance(a, b, field, loc)``, ``g.roll(n, sides, bonus, loc)``;
+    - modifiers: ``g.point(name, args)``, ``g.add_modifier(rec)``, ``g.signal(name)``,
+      ``g.consume(name, args)``;
+    - frames and decisions: ``g.push(name, args, bind, loc)``, ``g.ret(value)``,
+      ``g.finish(reason)``, ``g.ask(...)``, ``g.ask_action(player, group, bind, loc)``,
+      ``g.ask_secret(...)``.
+
+    Players of a game (the CLI, bots, scenarios, logs) use ``Game.new``, ``Game.resume``,
+    ``pending``, ``result``, ``over``, ``deciders``, ``choices``, ``apply``, ``view``,
+    ``sample``, ``copy``, ``to_json``, ``log`` and ``atomic``.
+    """
+
+    # set by Game.__init__ and Game._bind (see there)
+    rs: Ruleset
+    state: dict[str, Any]
+    log: list[dict[str, Any]]
+    atomic: bool
+    work: int
+    work_budget: int
+    steps: int
+    memo: dict[tuple, Any]
+    """Remembered results of functions, by ``(function name, *arguments)``.
+
+    Functions are pure (they read only their arguments and the state), so a result holds
+    until the state changes; ``changed()`` empties it. Compiled rules read it directly;
+    ``call_function`` fills it.
+    """
+    ents: dict[str, dict[str, Any]]
+    zones: dict[str, list[str]]
+    glob: dict[str, Any]
+    players: list[str]
+    _procs: dict[str, Procedure]
+    _after_setup: Callable[[Game], None] | None
+    _depth: int
+    _kind_index: dict[str, list[str]] | None
+    _own_ents: set[str] | None
+    _own_zones: set[str] | None
+
+    if TYPE_CHECKING:
+        # What one part calls on another; each is defined in the module named.
+        # runtime
+        def _bind(self) -> None: ...
+        # machine
+        def _run(self) -> None: ...
+        def _located(self, fault: RuleFault) -> LudusError: ...
+        def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None: ...
+        def ret(self, value: Any) -> None: ...
+        def spend(self, n: int) -> None: ...
+        def finish(self, reason: str) -> None: ...
+        # board
+        def _writable_entity(self, eid: str) -> dict[str, Any]: ...
+        def _writable_zone(self, key: str) -> list[str]: ...
+        def _zone_def(self, key: str) -> Any: ...
+        def zone_items(self, key: Any) -> list[str]: ...
+        def move(self, eid: Any, key: Any, top: bool, loc: Loc | None) -> None: ...
+        # choices
+        def deciders(self) -> list[str]: ...
+        def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
+                      label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]: ...
+        def action_options(self, player: str, group: str) -> list[dict[str, Any]]: ...
+        def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any],
+                       out: list[dict[str, Any]]) -> None: ...
+        # views
+        def _shared(self) -> dict[str, Any]: ...
+        def _too_deep(self, what: str) -> LudusError: ...
+        def _visible(self, key: str, player: str | None) -> bool: ...
+        # values
+        def changed(self) -> None: ...
+        def label_of(self, v: Any) -> str: ...
+        def attr_fault(self, obj: Any, name: str, loc: Loc | None) -> RuleFault: ...
+        def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any: ...

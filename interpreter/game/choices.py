@@ -1,0 +1,264 @@
+"""Choices: the pending decision, the legal choices offered, and ``apply``.
+
+Every pause offers one finite list of labelled options (``state["pending"]``): a ``choose``
+over a list, a menu of actions (every legal action of a group and combination of its
+parameters), or a secret choice with one list per player. ``apply`` is atomic: it copies
+the state first and restores it if the choice is illegal or a rule fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Loc, LudusError
+from ..model import MAX_SIDES, ActionDef, RuleFault, copy_plain
+from .base import GameBase
+
+_copy = copy_plain
+
+
+class IllegalChoice(Exception):
+    """A choice that is not one of the offered ones; the state is untouched."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One legal choice at a pause."""
+
+    index: int
+    label: str
+    value: Any
+
+
+def _bad_die(d: Any) -> bool:
+    return isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_SIDES
+
+
+def _shown(v: Any) -> str:
+    """A short text for a value a caller gave (a huge number is not written out in full)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 24:
+        return f"{'-' if v < 0 else ''}a number of {v.bit_length()} bits"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+class Choices(GameBase):
+    """Pending decisions: asking, listing the legal choices, applying one."""
+
+    def deciders(self) -> list[str]:
+        """Players who may make a choice now (several during a secret choice)."""
+        p = self.state["pending"]
+        if p is None:
+            return []
+        if p["type"] == "secret":
+            return [q for q in p["players"] if q not in p["answers"]]
+        return [p["player"]]
+
+    def choices(self, player: str | None = None) -> list[Choice]:
+        """The finite, labelled list of legal choices for ``player`` (default: the first decider)."""
+        p = self.state["pending"]
+        if p is None:
+            return []
+        if player is None:
+            ds = self.deciders()
+            if not ds:
+                return []
+            player = ds[0]
+        options = self._options_for(p, player)
+        return [Choice(i, o["label"], o["value"]) for i, o in enumerate(options or [])]
+
+    def _options_for(self, p: dict[str, Any], player: str) -> list[dict[str, Any]] | None:
+        if p["type"] == "secret":
+            if player in p["answers"] or player not in p["players"]:
+                return None
+            return p["players"][player]["options"]
+        return p["options"] if p["player"] == player else None
+
+    def apply(self, choice: int | str, player: str | None = None, dice: Sequence[int] | None = None) -> None:
+        """Make a choice (by index, or by exact label) for ``player``.
+
+        Raises :class:`IllegalChoice` and leaves the state untouched if it is not legal.
+        ``dice`` forces the next die results (for tests and rulebook examples): whole numbers
+        from 1 to MAX_SIDES (1000), else IllegalChoice; all must be rolled before the next
+        decision, else IllegalChoice too. If a rule fails while the choice is carried out (a
+        forced die the rolled die cannot show, a limit reached...), :class:`LudusError` with
+        the rule's place; either way the state is as before.
+        """
+        self.changed()  # the state may have been edited from outside since the last call
+        st = self.state
+        p = st["pending"]
+        if st["result"] is not None:
+            raise IllegalChoice("the game is over")
+        if p is None:
+            raise IllegalChoice("no decision is pending")
+        if player is None:
+            ds = self.deciders()
+            player = ds[0]
+        options = self._options_for(p, player)
+        if options is None:
+            who = ", ".join(self.deciders())
+            raise IllegalChoice(f"it is not {self.label_of(player)}'s decision (waiting for {who})")
+        if isinstance(choice, bool) or not isinstance(choice, int | str):
+            raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
+        if isinstance(choice, str):
+            matches = [i for i, o in enumerate(options) if o["label"] == choice]
+            if not matches:
+                labels = "; ".join(o["label"] for o in options[:12])
+                raise IllegalChoice(f"'{choice}' is not one of the {len(options)} choices: {labels}")
+            index = matches[0]
+        else:
+            index = choice
+            if not 0 <= index < len(options):
+                counted = "there is only 1 choice (0)" if len(options) == 1 else \
+                    f"there are {len(options)} choices (0-{len(options) - 1})"
+                raise IllegalChoice(f"choice {index} is out of range: {counted}")
+        if dice is not None:
+            for d in dice:
+                if _bad_die(d):
+                    raise IllegalChoice(f"forced dice must be whole numbers from 1 to {MAX_SIDES}, not {_shown(d)}")
+        snapshot = self._shared() if self.atomic else None
+        log_len = len(self.log)
+        try:
+            option = options[index]
+            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": option["label"]}
+            if dice:
+                entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
+            self.log.append(entry)
+            if dice:
+                st["forced_dice"].extend(int(d) for d in dice)
+            self._resolve(p, player, option["value"])
+            self._run()
+            if dice and st["forced_dice"]:
+                # Forced dice belong to the choice they come with; leftovers mean a wrong scenario.
+                left = st["forced_dice"]
+                self._rollback(snapshot, log_len)
+                if snapshot is None:
+                    left = list(left)
+                    self.state["forced_dice"] = []
+                raise IllegalChoice(f"this choice rolled {len(dice) - len(left)} of the {len(dice)} forced dice; "
+                                    f"{left} were not rolled")
+        except RuleFault as fault:
+            self._rollback(snapshot, log_len)
+            raise self._located(fault) from None
+        except LudusError:
+            self._rollback(snapshot, log_len)
+            raise
+
+    def _rollback(self, snapshot: dict[str, Any] | None, log_len: int) -> None:
+        if snapshot is not None:
+            self.state = snapshot
+            self._bind()
+            self._own_ents, self._own_zones = set(), set()  # the copy shares with the dropped state
+        del self.log[log_len:]
+
+    def _resolve(self, p: dict[str, Any], player: str, value: Any) -> None:
+        st = self.state
+        if p["type"] == "choice":
+            st["pending"] = None
+            st["stack"][-1]["locals"][p["var"]] = _copy(value)
+        elif p["type"] == "action":
+            st["pending"] = None
+            args = dict(_copy(value["args"]))
+            args["actor"] = player
+            self.push("action:" + value["action"], args, p.get("bind"), None)
+        else:
+            p["answers"][player] = _copy(value)
+            if len(p["answers"]) == len(p["players"]):
+                st["pending"] = None
+                st["stack"][-1]["locals"][p["var"]] = {q: p["answers"][q] for q in p["players"]}
+
+    # ================================================================ asking
+    def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
+                  label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]:
+        out = []
+        L2 = dict(L)
+        for v in values:
+            if label is not None:
+                L2[var] = v
+                text = self.label_of(label(self, L2))
+            else:
+                text = self.label_of(v)
+            out.append({"label": text, "value": _copy(v)})
+        return out
+
+    def _check_player(self, player: Any, loc: Loc | None) -> str:
+        if player not in self.players:
+            raise RuleFault(f"{self.label_of(player)} is not a player and cannot decide", loc)
+        return player
+
+    def ask(self, player: Any, options: Sequence[Any], var: str, L: dict[str, Any], prompt: Any,
+            label: Callable[[Any, dict], Any] | None, loc: Loc | None, secret: bool = False) -> None:
+        player = self._check_player(player, loc)
+        if not options:
+            raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
+                            loc, "guard the choice with a condition, or offer a 'none' option")
+        self.state["pending"] = {"type": "choice", "player": player,
+                                 "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
+                                 "var": var, "options": self._labelled(list(options), var, L, label)}
+        if secret:
+            self.state["pending"]["secret"] = True
+
+    def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None) -> None:
+        player = self._check_player(player, loc)
+        options = self.action_options(player, group)
+        if not options:
+            raise RuleFault(f"no action of group '{group}' is legal for {self.label_of(player)}", loc,
+                            "add an action that is always legal, such as passing")
+        self.state["pending"] = {"type": "action", "player": player, "prompt": f"choose an action ({group})",
+                                 "group": group, "bind": bind, "options": options}
+
+    def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
+        """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order."""
+        out: list[dict[str, Any]] = []
+        for aid in self.rs.groups[group]:
+            action = self.rs.actions[aid]
+            if action.enum is not None:
+                n = len(out)
+                try:
+                    action.enum(self, player, out)
+                    continue
+                except Exception:  # noqa: BLE001 - list it again the checked way, which says where it failed
+                    del out[n:]
+            self._enumerate(action, 0, {"actor": player}, out)
+        return out
+
+    def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        if action.stages is not None:
+            for test in action.stages[i]:
+                if not test(self, L):
+                    return
+        if i == len(action.params):
+            label = self.label_of(action.label(self, L)) if action.label is not None else action.name
+            args = {p.name: L[p.name] for p in action.params}
+            out.append({"label": label, "value": {"action": action.name, "args": _copy(args)}})
+            return
+        param = action.params[i]
+        assert param.domain is not None
+        for v in list(param.domain(self, L)):
+            L2 = dict(L)
+            L2[param.name] = v
+            self._enumerate(action, i + 1, L2, out)
+
+    def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
+                   L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,
+                   label: Callable[[Any, dict], Any] | None, loc: Loc | None) -> None:
+        per: dict[str, Any] = {}
+        for p in players:
+            p = self._check_player(p, loc)
+            L2 = dict(L)
+            L2[pvar] = p
+            values = list(options(self, L2))
+            if not values:
+                raise RuleFault(f"{self.label_of(p)} must secretly choose '{var}' but there is nothing to choose from", loc)
+            text = self.label_of(prompt(self, L2)) if prompt is not None else f"secretly choose {var}"
+            per[p] = {"prompt": text, "options": self._labelled(values, var, L2, label)}
+        if not per:
+            self.state["stack"][-1]["locals"][var] = {}
+            return
+        self.state["pending"] = {"type": "secret", "var": var, "players": per, "answers": {}}

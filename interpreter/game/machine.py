@@ -1,0 +1,134 @@
+"""Machine: the run loop over the frame stack, frames, the work budget, and the end.
+
+The rules do not run on the Python call stack: a procedure call pushes a frame
+``{proc, pc, locals, ret}`` onto ``state["stack"]`` and ``_run`` executes the top frame's
+instructions until a decision is pending or the game has a result. ``finish`` ends the
+game and ranks the players by the ruleset's scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from ..diagnostics import Diagnostic, Loc, LudusError
+from ..model import RuleFault, copy_plain, work_fault
+from .base import MAX_DEPTH, GameBase
+
+if TYPE_CHECKING:
+    from ..runtime import Game
+
+_copy = copy_plain
+
+
+def _rank_value(v: Any) -> int:
+    """Scores and tie-breakers compare as numbers: true is 1, false 0, none lowest."""
+    if v is None:
+        return -(1 << 62)
+    return int(v) if isinstance(v, bool | int) else 0
+
+
+class Machine(GameBase):
+    """The run loop, frames, the step and work budgets, the end of the game and scoring."""
+
+    def _guarded(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except RuleFault as fault:
+            raise self._located(fault) from None
+
+    def _located(self, fault: RuleFault) -> LudusError:
+        loc = fault.loc or Loc(self.rs.folder)
+        return LudusError([Diagnostic(loc, fault.message, fault.hint)])
+
+    def _run(self) -> None:
+        st = self.state
+        stack = st["stack"]
+        procs = self._procs
+        budget = self.rs.step_budget
+        steps = 0
+        self.work = self.steps = 0
+        while st["pending"] is None and st["result"] is None:
+            if not stack:
+                self.finish("the rules ran to their end")
+                return
+            fr = stack[-1]
+            proc = procs[fr["proc"]]
+            pc = fr["pc"]
+            code = proc.code
+            if pc >= len(code):
+                self.ret(None)
+                continue
+            fr["pc"] = pc + 1
+            try:
+                code[pc](self, fr)
+            except RuleFault as fault:
+                if fault.loc is None:
+                    fault.loc = proc.locs[pc]
+                raise
+            except RecursionError:
+                raise RuleFault("rules nested too deeply (a function calls itself without end?)",
+                                proc.locs[pc]) from None
+            except MemoryError:
+                raise RuleFault("out of memory", proc.locs[pc], "a value grows too large") from None
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                raise RuleFault(f"rule failed: {type(exc).__name__}: {exc}", proc.locs[pc]) from None
+            steps += 1
+            if steps > budget:
+                raise RuleFault(f"runaway rules in '{fr['proc']}': more than {budget} steps without a decision",
+                                proc.locs[pc], "a loop never ends; check its 'until'/'while' condition")
+            stack = st["stack"]
+
+    # ================================================================ frames
+    @staticmethod
+    def _frame(proc: str, locals_: dict[str, Any], ret: str | None) -> dict[str, Any]:
+        return {"proc": proc, "pc": 0, "locals": locals_, "ret": ret}
+
+    def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None:
+        stack = self.state["stack"]
+        if loc is None and stack:
+            # pushed on a player's answer: blame the statement that asked
+            caller = stack[-1]
+            loc = self._procs[caller["proc"]].locs[max(0, caller["pc"] - 1)]
+        if len(stack) >= MAX_DEPTH:
+            raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
+        stack.append(self._frame(name, args, bind))
+
+    def ret(self, value: Any) -> None:
+        stack = self.state["stack"]
+        fr = stack.pop()
+        if stack and fr.get("ret"):
+            stack[-1]["locals"][fr["ret"]] = value
+        if fr["proc"] == "setup" and self._after_setup is not None and len(stack) == 1:
+            hook, self._after_setup = self._after_setup, None
+            self.changed()
+            hook(cast("Game", self))  # a Machine is always a part of a Game
+            self.changed()  # the hook edits the state directly
+
+    # ================================================================ budget
+    def spend(self, n: int) -> None:
+        """Count ``n`` steps of work (items gone through, a call); past the budget, a fault
+        (located at the statement running)."""
+        w = self.work + n
+        self.work = w
+        if w > self.work_budget:
+            raise work_fault(self.work_budget)
+
+    # ================================================================ the end
+    def finish(self, reason: str) -> None:
+        st = self.state
+        sc = self.rs.scoring
+        scores: dict[str, Any] = {}
+        keys: dict[str, tuple] = {}
+        for p in self.players:
+            L = {"p": p}
+            s = sc.score(self, L) if sc.score else 0
+            scores[p] = s
+            keys[p] = tuple(_rank_value(v) for v in (s, *(tb(self, L) for tb in sc.tiebreaks)))
+        ranking = sorted(self.players, key=lambda p: keys[p], reverse=True)
+        best = keys[ranking[0]] if ranking else ()
+        winners = [p for p in ranking if keys[p] == best]
+        st["result"] = {"reason": reason, "scores": scores, "ranking": ranking, "winners": winners}
+        st["pending"] = None
+        st["stack"] = []
+        self.log.append({"type": "end", "result": _copy(st["result"])})

@@ -1,0 +1,138 @@
+"""Values: how values are read, indexed and labelled; functions and their remembered results.
+
+Function results are remembered in ``memo`` (functions are pure: they read only their
+arguments and the state) until the state changes (``changed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from ..diagnostics import Loc
+from ..model import CALL_WORK, MAX_STR, FunctionDef, RuleFault
+from .base import MAX_DEPTH, GameBase
+
+
+class Values(GameBase):
+    """Labels, fields and indexes of values, functions and their memo, narration."""
+
+    def changed(self) -> None:
+        """Forget remembered function results (``memo``): the state they were computed on has changed.
+
+        Every change of the state calls it (compiled rules too, after setting a global), and
+        so does every decision (the state may have been edited from outside).
+        """
+        if self.memo:
+            self.memo.clear()
+
+    def label_of(self, v: Any) -> str:
+        """How a value reads in logs and labels."""
+        cls = v.__class__
+        if cls is str:  # the commonest, first: a text, or an entity's id
+            e = self.ents.get(v)
+            if e is None:
+                return v
+            kind = self.rs.kinds.get(e["kind"])
+            if kind is not None and kind.label and e.get(kind.label) not in (None, ""):
+                return str(e[kind.label])
+            return v
+        if cls is int:
+            return str(v)
+        if v is None:
+            return "none"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, str):  # a subclass of str
+            return self.label_of(str(v))
+        if isinstance(v, list | dict):
+            return self._label_of_many(v)
+        return str(v)
+
+    def _label_of_many(self, v: list | dict) -> str:
+        """A list's or map's label: its items' labels, counted as work and at most MAX_STR long."""
+        self.spend(len(v))
+        parts = [self.label_of(x) for x in v] if isinstance(v, list) else \
+            [f"{self.label_of(k)}: {self.label_of(x)}" for k, x in v.items()]
+        size = sum(map(len, parts)) + 2 * len(parts)
+        if size > MAX_STR:
+            raise RuleFault(f"text too long: {size:,} characters (at most {MAX_STR:,})", None,
+                            "a list too long to show?")
+        return ", ".join(parts)
+
+    @staticmethod
+    def sort_key(v: Any) -> tuple:
+        return (type(v).__name__, v) if not isinstance(v, list | dict) else ("z", json.dumps(v, sort_keys=True))
+
+    def attr_fault(self, obj: Any, name: str, loc: Loc | None) -> RuleFault:
+        if obj is None:
+            return RuleFault(f"cannot read '{name}' of none", loc, "check that the value is set first")
+        if obj not in self.ents:
+            return RuleFault(f"cannot read '{name}' of {self.label_of(obj)}: it is not an entity", loc)
+        return RuleFault(f"{self.label_of(obj)} has no field '{name}'", loc)
+
+    def get_attr(self, obj: Any, name: str, loc: Loc | None) -> Any:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+            raise RuleFault(f"no '{name}' in {self.label_of(obj)}", loc)
+        e = self.ents.get(obj) if isinstance(obj, str) else None
+        if e is None:
+            raise self.attr_fault(obj, name, loc)
+        if name in e:
+            return e[name]
+        if name == "id":
+            return obj
+        kind = self.rs.kinds.get(e["kind"])
+        if kind is not None and name in kind.zones:
+            return f"{name}@{obj}"
+        raise self.attr_fault(obj, name, loc)
+
+    def index_value(self, obj: Any, key: Any, loc: Loc | None) -> Any:
+        if isinstance(obj, dict):
+            if key in obj:
+                return obj[key]
+            raise RuleFault(f"no entry {self.label_of(key)} in {self.label_of(obj)}", loc)
+        if isinstance(obj, list) and isinstance(key, int):
+            if -len(obj) <= key < len(obj):
+                return obj[key]
+            raise RuleFault(f"index {key} is outside a list of {len(obj)}", loc)
+        if isinstance(obj, str) and self._zone_def(obj) is not None and isinstance(key, int):
+            return self.index_value(self.zone_items(obj), key, loc)
+        raise RuleFault(f"cannot index {self.label_of(obj)}", loc)
+
+    def as_seq(self, v: Any) -> list:
+        if isinstance(v, list):
+            return v
+        if isinstance(v, dict):
+            return list(v)
+        if isinstance(v, str) and self._zone_def(v) is not None:
+            return self.zone_items(v)
+        raise RuleFault(f"cannot go through {self.label_of(v)}: it is not a list or zone")
+
+    def as_map(self, v: Any, loc: Loc | None) -> dict:
+        if isinstance(v, dict):
+            return v
+        raise RuleFault(f"{self.label_of(v)} is not a per-player map", loc)
+
+    # ================================================================ functions
+    def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
+        self.spend(CALL_WORK)
+        if self._depth > MAX_DEPTH:
+            raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
+        self._depth += 1
+        try:
+            assert fdef.fn is not None
+            value = fdef.fn(self, args)
+            with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
+                self.memo[(fdef.name, *args.values())] = value
+            return value
+        finally:
+            self._depth -= 1
+
+    # ================================================================ log
+    def narrate(self, text: str) -> None:
+        self.log.append({"type": "text", "text": text})
