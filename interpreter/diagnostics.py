@@ -75,11 +75,16 @@ class Diagnostic:
     message: str
     hint: str = ""
     severity: str = "error"
+    # Lines printed under it, each at its own place: for a rule failing while it runs, the
+    # calls of rule procedures and functions it happened in, innermost first.
+    notes: tuple[tuple[Loc, str], ...] = ()
 
     def __str__(self) -> str:
         text = f"{self.loc}: {self.severity}: {shorten(self.message)}"
         if self.hint:
             text += f" ({shorten(self.hint)})"
+        for loc, note in self.notes:
+            text += f"\n{loc}: note: {shorten(note)}"
         return text
 
 

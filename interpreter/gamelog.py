@@ -374,8 +374,12 @@ def state_problem(rs: Ruleset, state: Any) -> str:
         return "ruleset: a mapping of name, version and digest"
     if saved.get("name") != rs.name or saved.get("digest") != rs.digest:
         return ""  # Game.resume says which ruleset saved it
-    if state["format"] != 1 or type(state["format"]) is not int:
-        return "format: this engine reads format 1"
+    if state["format"] == 1 and type(state["format"]) is int:
+        # format 1 counted a frame's place in instructions; format 2 in resume points
+        return ("format: saved in format 1 by an older Ludus, whose saved frames this engine cannot continue; "
+                "replay its log instead (ludus replay LOG)")
+    if state["format"] != 2 or type(state["format"]) is not int:
+        return "format: this engine reads format 2"
     for key in ("rng", "next_id", "next_modifier"):
         value = state[key]
         if type(value) is not int or not 0 <= value <= (MAX_INT if key != "rng" else 2**64 - 1):
@@ -426,8 +430,8 @@ def _stack_problem(rs: Ruleset, state: dict[str, Any]) -> str:
             name[7:] in rs.actions else rs.procedures.get(name) if type(name) is str else None
         if proc is None:
             return f"stack/{i}/proc: no procedure {_brief(name)}"
-        if type(fr["pc"]) is not int or not 0 <= fr["pc"] <= len(proc.code):
-            return f"stack/{i}/pc: not an instruction of '{name}'"
+        if type(fr["pc"]) is not int or (fr["pc"] != 0 and fr["pc"] not in proc.points):
+            return f"stack/{i}/pc: not a resume point of '{name}'"
         if type(fr["locals"]) is not dict or (fr["ret"] is not None and type(fr["ret"]) is not str):
             return f"stack/{i}: locals is a mapping, ret a name or null"
     return ""

@@ -18,7 +18,7 @@ from typing import Any
 from . import loadcache
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl import types as T
-from .dsl.compiler import Compiler, compile_function
+from .dsl.compiler import Compiler
 from .dsl.parser import AstMemo, memoized
 from .model import (
     LIMITS,
@@ -27,7 +27,6 @@ from .model import (
     PLAYER_KIND,
     RESERVED_FIELDS,
     ActionDef,
-    ActionParam,
     FieldDef,
     FunctionDef,
     GlobalDef,
@@ -774,41 +773,20 @@ class _Builder:
         c = self.compiler
         for name, fdef in rs.functions.items():
             text, origin = self.text(("functions", name, "expr"))
-            compile_function(c, fdef, text, origin)
+            c.function(fdef, text, origin)
         for name, pdef in rs.points.items():
             text, origin = self.text(("modifier_points", name, "base"))
-            pdef.base, _ = c.expression(text, origin, dict(pdef.params), pdef.type, f"the base of '{name}'")
+            c.point(pdef, text, origin)
         for name, proc in rs.procedures.items():
             text, origin = self.text(("procedures", name, "do"), statements=True)
             c.procedure(proc, text, origin, dict(proc.params))
         player = T.ent(PLAYER_KIND)
         for name, action in rs.actions.items():
             spec = self.section("actions")[name]
-            scope: dict[str, str] = {"actor": player}
-            for pname in spec.get("params") or {}:
-                text, origin = self.text(("actions", name, "params", pname))
-                fn, t = c.expression(text, origin, scope, None, f"the choices for '{pname}'")
-                if fn is not None and not T.iterable(t):
-                    self.err(("actions", name, "params", pname),
-                             f"wrong type: the choices for '{pname}' must be a list or zone, not {T.describe(t)}")
-                    fn = None
-                if fn is not None:
-                    fn = c.seq(fn, t)
-                el = T.element(t)
-                action.params.append(ActionParam(pname, el, fn))
-                scope[pname] = el
-            if "if" in spec:
-                text, origin = self.text(("actions", name, "if"))
-                cond, _ = c.expression(text, origin, scope, T.BOOL, "an action's 'if'")
-                if cond is not None:  # checked whole (for its messages), run in stages
-                    action.stages = c.staged(text, origin, scope, [p.name for p in action.params])
-            if "label" in spec:
-                text, origin = self.text(("actions", name, "label"))
-                action.label = c.template(text, origin, scope)
-            action.enum = c.enumerator(action)
-            action.proc.params = dict(scope)
-            text, origin = self.text(("actions", name, "do"), statements=True)
-            c.procedure(action.proc, text, origin, scope)
+            domains = [(pname, self.text(("actions", name, "params", pname))) for pname in spec.get("params") or {}]
+            cond = self.text(("actions", name, "if")) if "if" in spec else None
+            label = self.text(("actions", name, "label")) if "label" in spec else None
+            c.action(action, domains, cond, label, self.text(("actions", name, "do"), statements=True))
         scoring = self.data.get("scoring") or {}
         scope = {"p": player}
         if "score" in scoring:
@@ -831,7 +809,7 @@ class _Builder:
             if fn is not None:
                 rs.scoring.metrics[mname] = fn
         c.check_signals()
-        c.fuse()
+        c.finish()
 
 
 def _get(data: Any, path: PathKey) -> Any:

@@ -19,7 +19,7 @@ def copy_plain(value: Any) -> Any:
 
 # A compiled expression: (game, locals) -> value.
 ExprFn = Callable[[Any, dict], Any]
-# A compiled instruction: (game, frame) -> None.
+# A procedure's generated function: (game, frame) -> None.
 OpFn = Callable[[Any, dict], None]
 
 # Bounds on what rules compute, the same for every ruleset (see docs/dsl.md, "Limits"):
@@ -42,6 +42,8 @@ LIMITS: dict[str, tuple[int, int, int]] = {
 # Each result remembered (Game.memo, emptied at every change of the state and at every
 # decision) costs a call's work, so the work budget bounds the memo too.
 CALL_WORK = 10
+# Procedure calls (frames) and function calls nest at most this deep.
+MAX_CALL_DEPTH = 200
 
 SCALAR_TYPES = ("int", "bool", "str", "any")
 PLAYER_KIND = "player"
@@ -70,6 +72,11 @@ class RuleFault(Exception):
     def __init__(self, message: str, loc: Loc | None = None, hint: str = "") -> None:
         super().__init__(message)
         self.message, self.loc, self.hint = message, loc, hint
+        # Located at the statement running rather than the expression (the budgets' faults).
+        self.at_statement = False
+        # The rule procedures and functions it happened in, outermost first: (where each was
+        # called, what was called with which arguments); see dsl/source.fault_of.
+        self.chain: list[tuple[Loc | None, str]] = []
 
 
 def int_fault(value: int, loc: Loc | None) -> RuleFault:
@@ -106,8 +113,10 @@ def work_fault(budget: int) -> RuleFault:
     It has no place of its own: the statement running takes it (the same one whether the rules
     run as closures or as generated Python, which notice it at different points).
     """
-    return RuleFault(f"too much work before a decision: more than {budget:,} steps of expressions",
-                     None, "a list, range, comprehension or recursive function is too large; see limits: work")
+    fault = RuleFault(f"too much work before a decision: more than {budget:,} steps of expressions",
+                      None, "a list, range, comprehension or recursive function is too large; see limits: work")
+    fault.at_statement = True
+    return fault
 
 
 @dataclass
@@ -176,10 +185,13 @@ class PointDef:
 class Procedure:
     name: str
     params: dict[str, str]
-    code: list[OpFn] = field(default_factory=list)
-    locs: list[Loc] = field(default_factory=list)
+    # Its generated function run on a frame: ``run(game, frame)`` goes on from the frame's
+    # resume point ('pc', 0 at the start) to the next decision or the procedure's end.
+    run: OpFn | None = None
     loc: Loc | None = None
-    plans: list[Any] | None = None  # per statement, what it does (dsl/codegen.Plan), for generated Python
+    # Its resume points: each number a frame's 'pc' may hold -> (origin, line, col) of the
+    # statement it pauses at (see dsl/procwriter.py).
+    points: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -197,10 +209,7 @@ class ActionDef:
     label: ExprFn | None
     proc: Procedure
     loc: Loc | None = None
-    # The 'if', split by how many parameters each part needs (see Compiler.staged);
-    # None when the action has no 'if'.
-    stages: list[list[ExprFn]] | None = None
-    # Generated: appends every legal (action, arguments) choice for an actor (see Compiler.enumerator).
+    # Generated: appends every legal (action, arguments) choice for an actor (see Compiler._lister).
     enum: Callable[[Any, str, list], None] | None = None
 
 

@@ -29,7 +29,7 @@ from .model import MAX_SIDES, PLAYER_KIND, Procedure, Ruleset, copy_plain
 
 __all__ = ["MAX_DEPTH", "STATE_FORMAT", "Choice", "Game", "IllegalChoice", "copy_state", "rng"]
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2  # 2: a frame's pc is a resume point (1: an instruction index)
 _copy = copy_plain
 
 
@@ -52,9 +52,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         for aid, action in rs.actions.items():
             self._procs["action:" + aid] = action.proc
         self._after_setup: Callable[[Game], None] | None = None
-        self._depth = 0
-        # Work done since the last decision (see spend) and passes of loops of generated code
-        # (see codegen.StatementWriter); both start again at every run of the rules.
+        self.depth = 0  # calls of rule functions running inside one another
+        # Work done since the last decision (see spend) and passes of loops (see
+        # dsl/procwriter.py); both start again at every run of the rules.
         self.work = 0
         self.work_budget = rs.work_budget
         self.steps = 0

@@ -307,7 +307,7 @@ def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names:
     except DslSyntaxError:
         node = None
     if isinstance(node, A.BinOp) and node.op in ("==", "!=", "<", "<=", ">", ">="):
-        sides = [compiler.expr(side, dict(scope))[0] for side in (node.left, node.right)]
+        sides = [compiler.part(side, dict(scope)) for side in (node.left, node.right)]
     where = Loc(origin.loc.file, origin.loc.line, origin.loc.col)
 
     def check(game: Game, failures: list[str]) -> None:
@@ -317,7 +317,7 @@ def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names:
                 return
             detail = ""
             if sides:
-                left, right = (game.label_of(f(game, L)) for f in sides)
+                left, right = (game.label_of(f(game, L) if f is not None else None) for f in sides)
                 detail = f" (left side is {left}, right side is {right})"
         except RuleFault as fault:
             failures.append(f"{where}: assertion failed: {text} ({fault.message})")

@@ -67,10 +67,7 @@ def value(tmp_path, expr: str, **kw):
     ("first(players)", "red"),
     ("count(first(players).hand)", 0),
 ])
-@pytest.mark.parametrize("generated", ["on", "off"])
-def test_expression_values(tmp_path, monkeypatch, expr, expected, generated):
-    # both ways of running an expression: generated Python, and the checked closures alone
-    monkeypatch.setenv("LUDUS_GENERATED", generated)
+def test_expression_values(tmp_path, expr, expected):
     assert value(tmp_path, expr) == expected
 
 

@@ -166,6 +166,8 @@ CASES = [
          (r"runtime_runaway_loop/game.yaml:(48|49|50):\d+", r"runaway rules in 'main': more than 1000 steps")),
     play("runtime_table_no_row",  # worth(bronze) looks up points[2]
          (r"runtime_table_no_row/game.yaml:47:11", r"table 'points' has no row for '2'")),
+    play("runtime_overlay_chain",  # an overlay's worth() looks up points[2], called from its 'take'
+         (r"runtime_overlay_chain/patch.yaml:4:12", r"table 'points' has no row for '2'")),
     play("runtime_field_of_none",  # `best.value` where best is none
          (r"runtime_field_of_none/game.yaml:49:30", r"cannot read 'value' of none")),
     play("runtime_nothing_to_choose",

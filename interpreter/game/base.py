@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import LudusError
-from ..model import ActionDef, FunctionDef, Procedure, RuleFault, Ruleset
+from ..model import Procedure, RuleFault, Ruleset
 
 if TYPE_CHECKING:
     from ..diagnostics import Loc
@@ -25,15 +25,14 @@ MAX_DEPTH = 200  # frames of procedures, and nested calls of functions
 class GameBase:
     """What the parts of a game share.
 
-    **The interface compiled rules call.** The closures and instructions of
-    ``dsl/compiler.py`` and the generated Python of ``dsl/codegen.py`` get the game as
-    ``g`` and use only these (no private attribute):
+    **The interface compiled rules call.** The generated Python of ``dsl/`` gets the game
+    as ``g`` and uses only these (no private attribute):
 
     - state: ``g.state`` (read: ``g.state['modifiers']``), ``g.ents`` (entities by id),
       ``g.zones`` (zone key → entity ids), ``g.glob`` (globals), ``g.players`` (seats);
     - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
     - remembered function results: ``g.memo`` (read), ``g.changed()`` (after a change),
-      ``g.call_function(fdef, args, loc)``;
+      ``g.depth`` (calls of rule functions running inside one another);
     - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
       ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
       ``g.as_map(v, loc)``, ``g.narrate(text)``;
@@ -64,8 +63,8 @@ class GameBase:
     """Remembered results of functions, by ``(function name, *arguments)``.
 
     Functions are pure (they read only their arguments and the state), so a result holds
-    until the state changes; ``changed()`` empties it. Compiled rules read it directly;
-    ``call_function`` fills it.
+    until the state changes; ``changed()`` empties it. The generated functions of the rules
+    read and fill it (dsl/procwriter.function_source).
     """
     ents: dict[str, dict[str, Any]]
     zones: dict[str, list[str]]
@@ -73,7 +72,7 @@ class GameBase:
     players: list[str]
     _procs: dict[str, Procedure]
     _after_setup: Callable[[Game], None] | None
-    _depth: int
+    depth: int
     _kind_index: dict[str, list[str]] | None
     _own_ents: set[str] | None
     _own_zones: set[str] | None
@@ -87,6 +86,7 @@ class GameBase:
         def _located(self, fault: RuleFault) -> LudusError: ...
         def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None: ...
         def ret(self, value: Any) -> None: ...
+        def _paused_at(self, fr: dict[str, Any]) -> Loc | None: ...
         def spend(self, n: int) -> None: ...
         def finish(self, reason: str) -> None: ...
         # board
@@ -100,8 +100,6 @@ class GameBase:
         def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
                       label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]: ...
         def action_options(self, player: str, group: str) -> list[dict[str, Any]]: ...
-        def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any],
-                       out: list[dict[str, Any]]) -> None: ...
         # views
         def _shared(self) -> dict[str, Any]: ...
         def _too_deep(self, what: str) -> LudusError: ...
@@ -110,4 +108,3 @@ class GameBase:
         def changed(self) -> None: ...
         def label_of(self, v: Any) -> str: ...
         def attr_fault(self, obj: Any, name: str, loc: Loc | None) -> RuleFault: ...
-        def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any: ...

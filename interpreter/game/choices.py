@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import Loc, LudusError
-from ..model import MAX_SIDES, ActionDef, RuleFault, copy_plain
+from ..dsl.source import FAILURES as _FAILURES
+from ..dsl.source import fault_of
+from ..model import MAX_SIDES, RuleFault, copy_plain
 from .base import GameBase
 
 _copy = copy_plain
@@ -166,7 +168,9 @@ class Choices(GameBase):
             st["pending"] = None
             args = dict(_copy(value["args"]))
             args["actor"] = player
-            self.push("action:" + value["action"], args, p.get("bind"), None)
+            # pushed on a player's answer: a failure is blamed on the statement that asked
+            self.push("action:" + value["action"], args, p.get("bind"),
+                      self._paused_at(st["stack"][-1]) if st["stack"] else None)
         else:
             p["answers"][player] = _copy(value)
             if len(p["answers"]) == len(p["players"]):
@@ -216,34 +220,15 @@ class Choices(GameBase):
     def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
         """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order."""
         out: list[dict[str, Any]] = []
-        for aid in self.rs.groups[group]:
-            action = self.rs.actions[aid]
-            if action.enum is not None:
-                n = len(out)
-                try:
-                    action.enum(self, player, out)
-                    continue
-                except Exception:  # noqa: BLE001 - list it again the checked way, which says where it failed
-                    del out[n:]
-            self._enumerate(action, 0, {"actor": player}, out)
+        rs = self.rs
+        try:
+            for aid in rs.groups[group]:
+                lister = rs.actions[aid].enum
+                assert lister is not None  # every action of a ruleset loaded without errors has one
+                lister(self, player, out)
+        except _FAILURES as exc:
+            raise fault_of(exc, self) from None
         return out
-
-    def _enumerate(self, action: ActionDef, i: int, L: dict[str, Any], out: list[dict[str, Any]]) -> None:
-        if action.stages is not None:
-            for test in action.stages[i]:
-                if not test(self, L):
-                    return
-        if i == len(action.params):
-            label = self.label_of(action.label(self, L)) if action.label is not None else action.name
-            args = {p.name: L[p.name] for p in action.params}
-            out.append({"label": label, "value": {"action": action.name, "args": _copy(args)}})
-            return
-        param = action.params[i]
-        assert param.domain is not None
-        for v in list(param.domain(self, L)):
-            L2 = dict(L)
-            L2[param.name] = v
-            self._enumerate(action, i + 1, L2, out)
 
     def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
                    L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,

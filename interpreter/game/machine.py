@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..diagnostics import Diagnostic, Loc, LudusError
+from ..dsl.source import FAILURES as _FAILURES
+from ..dsl.source import describe_call, fault_of
 from ..model import RuleFault, copy_plain, work_fault
 from .base import MAX_DEPTH, GameBase
 
@@ -39,9 +41,12 @@ class Machine(GameBase):
 
     def _located(self, fault: RuleFault) -> LudusError:
         loc = fault.loc or Loc(self.rs.folder)
-        return LudusError([Diagnostic(loc, fault.message, fault.hint)])
+        notes = tuple((where or loc, what if what.startswith("...") else what + " was called here")
+                      for where, what in reversed(fault.chain))
+        return LudusError([Diagnostic(loc, fault.message, fault.hint, notes=notes)])
 
     def _run(self) -> None:
+        """Run the top frame's procedure until a decision is pending or the game is over."""
         st = self.state
         stack = st["stack"]
         procs = self._procs
@@ -54,30 +59,38 @@ class Machine(GameBase):
                 return
             fr = stack[-1]
             proc = procs[fr["proc"]]
-            pc = fr["pc"]
-            code = proc.code
-            if pc >= len(code):
-                self.ret(None)
-                continue
-            fr["pc"] = pc + 1
             try:
-                code[pc](self, fr)
-            except RuleFault as fault:
-                if fault.loc is None:
-                    fault.loc = proc.locs[pc]
-                raise
-            except RecursionError:
-                raise RuleFault("rules nested too deeply (a function calls itself without end?)",
-                                proc.locs[pc]) from None
-            except MemoryError:
-                raise RuleFault("out of memory", proc.locs[pc], "a value grows too large") from None
-            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-                raise RuleFault(f"rule failed: {type(exc).__name__}: {exc}", proc.locs[pc]) from None
+                proc.run(self, fr)  # type: ignore[misc]  # every procedure of a loaded ruleset has one
+            except _FAILURES as exc:
+                raise self._fault(exc, stack) from None
             steps += 1
             if steps > budget:
                 raise RuleFault(f"runaway rules in '{fr['proc']}': more than {budget} steps without a decision",
-                                proc.locs[pc], "a loop never ends; check its 'until'/'while' condition")
+                                self._paused_at(fr) or proc.loc,
+                                "a loop never ends; check its 'until'/'while' condition")
             stack = st["stack"]
+
+    def _fault(self, exc: BaseException, stack: list[dict[str, Any]]) -> RuleFault:
+        """The located fault of a rule that failed in the top frame, with its whole call chain:
+        the frames below (procedures that called and wait) and the generated calls inside it."""
+        fault = fault_of(exc, self)
+        if fault.loc is None:
+            fault.loc = self._procs[stack[-1]["proc"]].loc if stack else None
+        waiting = []
+        for caller, callee in zip(stack, stack[1:], strict=False):
+            if self._paused_at(caller) is None:
+                continue  # pushed by the engine (the set-up under 'main'), not called by a rule
+            proc = self._procs[callee["proc"]]
+            what = f"action {callee['proc'][7:]}" if callee["proc"].startswith("action:") else \
+                f"procedure {callee['proc']}"
+            waiting.append((self._paused_at(caller), describe_call(what, list(proc.params), callee["locals"], self)))
+        fault.chain = waiting + fault.chain
+        return fault
+
+    def _paused_at(self, fr: dict[str, Any]) -> Loc | None:
+        """Where a frame's procedure stopped (the statement of its resume point)."""
+        where = self._procs[fr["proc"]].points.get(fr["pc"])
+        return where[0].locate(where[1], where[2]) if where is not None else None
 
     # ================================================================ frames
     @staticmethod
@@ -86,10 +99,6 @@ class Machine(GameBase):
 
     def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None:
         stack = self.state["stack"]
-        if loc is None and stack:
-            # pushed on a player's answer: blame the statement that asked
-            caller = stack[-1]
-            loc = self._procs[caller["proc"]].locs[max(0, caller["pc"] - 1)]
         if len(stack) >= MAX_DEPTH:
             raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
         stack.append(self._frame(name, args, bind))

@@ -6,13 +6,12 @@ arguments and the state) until the state changes (``changed``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
 from ..diagnostics import Loc
-from ..model import CALL_WORK, MAX_STR, FunctionDef, RuleFault
-from .base import MAX_DEPTH, GameBase
+from ..model import MAX_STR, RuleFault
+from .base import GameBase
 
 
 class Values(GameBase):
@@ -117,21 +116,6 @@ class Values(GameBase):
         if isinstance(v, dict):
             return v
         raise RuleFault(f"{self.label_of(v)} is not a per-player map", loc)
-
-    # ================================================================ functions
-    def call_function(self, fdef: FunctionDef, args: dict[str, Any], loc: Loc | None) -> Any:
-        self.spend(CALL_WORK)
-        if self._depth > MAX_DEPTH:
-            raise RuleFault(f"function '{fdef.name}' nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
-        self._depth += 1
-        try:
-            assert fdef.fn is not None
-            value = fdef.fn(self, args)
-            with contextlib.suppress(TypeError):  # a list argument is not hashable: not remembered
-                self.memo[(fdef.name, *args.values())] = value
-            return value
-        finally:
-            self._depth -= 1
 
     # ================================================================ log
     def narrate(self, text: str) -> None:

@@ -73,9 +73,7 @@ class Views(GameBase):
         loc: Loc = Loc(self.rs.folder)
         stack = self.state["stack"]
         if stack and stack[-1]["proc"] in self._procs:
-            locs = self._procs[stack[-1]["proc"]].locs
-            if locs:
-                loc = locs[max(0, min(len(locs) - 1, stack[-1]["pc"] - 1))]
+            loc = self._paused_at(stack[-1]) or loc  # the statement the rules stopped at
         return LudusError([Diagnostic(loc, f"a value of the game is nested too deeply to {what}",
                                       "a list put inside itself over and over?")])
 

@@ -3,9 +3,7 @@
 Each hostile rules text is put into a copy of a tiny valid ruleset (tests/broken/_base) and
 run through ``ludus`` in a real process (hostile.run_ludus): it must be refused with a located
 error within the deadline and the memory bound, with the default limits, never a hang or a
-traceback. Failures while rules run are checked both ways, as generated Python and as
-closures (``LUDUS_GENERATED=off``): the same message at the same place. Long flat sums and
-``and`` chains, which real rules write, must work.
+traceback. Long flat sums and ``and`` chains, which real rules write, must work.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ import pytest
 from hostile import SECONDS, Outcome, assert_refused, run_ludus
 
 from interpreter import Game, IllegalChoice, LudusError, load_ruleset
-from interpreter.dsl import compiler as C
+from interpreter.dsl import expressions as X
 from interpreter.model import MAX_INT, MAX_LIST, MAX_STR
 from interpreter.runtime import rng
 
@@ -55,9 +53,8 @@ def validate(tmp: Path) -> Outcome:
     return run_ludus(["validate", "r"], cwd=tmp)
 
 
-def play(tmp: Path, generated: bool = True, seconds: float = SECONDS) -> Outcome:
-    return run_ludus(["play", "r", "--seed", "1"], cwd=tmp, env=None if generated else {"LUDUS_GENERATED": "off"},
-                     seconds=seconds)
+def play(tmp: Path, seconds: float = SECONDS) -> Outcome:
+    return run_ludus(["play", "r", "--seed", "1"], cwd=tmp, seconds=seconds)
 
 
 def chain(op: str, term: str, n: int) -> str:
@@ -121,10 +118,9 @@ def test_limits_within_their_bounds_load(tmp_path: Path) -> None:
     ('log "label {' + chain("+", "1", 500) + '}"', "label 500"),
     ('let s = "ab"\nlog "text {' + chain("+", "s", 2000) + ' + 1}"', "text " + "ab" * 2000 + "1"),
 ], ids=["sum_500", "sum_5000", "product_3000", "and_or_3000", "label_500", "text_2000"])
-@pytest.mark.parametrize("generated", [True, False], ids=["generated", "closures"])
-def test_long_flat_chains_run(setup: str, shown: str, generated: bool, tmp_path: Path) -> None:
+def test_long_flat_chains_run(setup: str, shown: str, tmp_path: Path) -> None:
     tiny(tmp_path, setup)
-    outcome = play(tmp_path, generated, seconds=30)  # a valid ruleset: no deadline to prove
+    outcome = play(tmp_path, seconds=30)  # a valid ruleset: no deadline to prove
     assert outcome.code == 0, outcome.err[-2000:]
     assert not outcome.timed_out
     assert shown in outcome.out.splitlines()
@@ -153,14 +149,6 @@ def test_refused_while_running(case: str, tmp_path: Path, snapshot) -> None:
     outcome = play(tmp_path)
     assert_refused(outcome)
     assert outcome.err == snapshot
-    closures = play(tmp_path, generated=False)
-    assert_refused(closures)
-    if "runaway rules" in outcome.err:
-        # generated loops count their passes, instructions count one by one: the same
-        # message, at the loop or at the statement running when the budget ran out
-        assert closures.err.split(": error: ")[1] == outcome.err.split(": error: ")[1]
-    else:
-        assert closures.err == outcome.err
 
 
 def test_doubly_recursive_function_60_deep(tmp_path: Path, snapshot) -> None:
@@ -168,9 +156,6 @@ def test_doubly_recursive_function_60_deep(tmp_path: Path, snapshot) -> None:
     outcome = play(tmp_path)
     assert_refused(outcome)
     assert outcome.err == snapshot
-    closures = play(tmp_path, generated=False)
-    assert_refused(closures)
-    assert closures.err == outcome.err
 
 
 def test_work_budget_is_per_decision_and_configurable(tmp_path: Path) -> None:
@@ -245,10 +230,10 @@ def test_memory_error_while_running_is_located(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize("error", [RecursionError, MemoryError])
 def test_python_limits_while_compiling_are_located(error: type[BaseException], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    def exhausted(self: C.Compiler, n: object, scope: object) -> None:
+    def exhausted(self: X.Expressions, n: object, scope: object) -> None:
         raise error
 
-    monkeypatch.setattr(C.Compiler, "x_Num", exhausted)
+    monkeypatch.setattr(X.Expressions, "x_Num", exhausted)
     with pytest.raises(LudusError) as info:
         load_ruleset(str(tiny(tmp_path, "let x = 1")), cache=False)
     text = str(info.value)
@@ -257,14 +242,19 @@ def test_python_limits_while_compiling_are_located(error: type[BaseException], t
     assert "rules text" in text
 
 
-def test_generated_python_too_nested_for_python_runs_as_instructions(tmp_path: Path) -> None:
+def test_loops_nested_past_what_python_compiles_are_refused_at_their_place(tmp_path: Path) -> None:
     # 30 nested loops: more blocks than Python compiles in one function (20), fewer than the
-    # language allows (64); the run falls back to the instructions, with the same result
+    # language's nesting (64); refused when the ruleset is loaded, at the 17th loop
     setup = "let n = 0\n" + "for each a in [1] do\n" * 30 + "increase n by 1\n" + "end\n" * 30 + 'log "n {n}"'
-    for generated in (True, False):
-        outcome = play(tiny(tmp_path / str(generated), setup).parent, generated)
-        assert outcome.code == 0, outcome.err[-2000:]
-        assert "n 1" in outcome.out.splitlines()
+    for nested, ok in ((16, True), (30, False)):
+        setup = "let n = 0\n" + "for each a in [1] do\n" * nested + "increase n by 1\n" + "end\n" * nested
+        outcome = play(tiny(tmp_path / str(nested), setup + 'log "n {n}"').parent)
+        if ok:
+            assert outcome.code == 0, outcome.err[-2000:]
+            assert "n 1" in outcome.out.splitlines()
+        else:
+            assert_refused(outcome)
+            assert "loops nested too deeply to run (more than 16 inside each other)" in outcome.err
 
 
 def test_state_of_a_refused_game_is_json(tmp_path: Path) -> None:

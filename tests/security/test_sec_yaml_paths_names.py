@@ -24,7 +24,7 @@ from hostile import HOSTILE, assert_refused, run_ludus
 from interpreter import Game, load_ruleset
 from interpreter import yamlsource as Y
 from interpreter.diagnostics import LudusError
-from interpreter.dsl import codegen
+from interpreter.dsl import source as codegen
 from interpreter.loader import MAX_EXTENDS, MAX_FILES, find_ruleset
 
 ROOT = Path(__file__).resolve().parents[2]
