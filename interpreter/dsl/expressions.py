@@ -8,6 +8,7 @@ sources into procedures, and the engine calls them through generated functions.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, did_you_mean
@@ -15,21 +16,11 @@ from ..model import PLAYER_KIND, RuleFault, Ruleset
 from . import ast as A
 from . import builtins as B
 from . import types as T
+from .operators import LITERALS, Abort, Operators, Scope, constant
 from .source import CodeGen, Src, local, read_local
 
-Scope = dict[str, str]
 BUILTIN_NAMES = {"players": T.list_of(T.ent(PLAYER_KIND)), "player_count": T.INT,
                  "none": T.NONE, "true": T.BOOL, "false": T.BOOL}
-LITERALS: dict[str, Any] = {"none": None, "true": True, "false": False}
-# A chain of more operands (a + b + ...) is folded by a helper over the tuple of its operands:
-# Python's own compiler recurses once per operator of a binary expression.
-CHAIN_RUN = 150
-
-
-class Abort(Exception):
-    """Stop compiling the current text after an error has been reported."""
-
-
 def _explain_attr(name: str) -> Any:
     def explain(g: Any, exc: BaseException, value: Any) -> RuleFault:
         return g.attr_fault(value(0), name, None)
@@ -61,31 +52,21 @@ def _explain_item(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
     return RuleFault(f"index {g.label_of(i)} is outside a list of {len(s)}")
 
 
-def _explain_compare(op: str) -> Any:
-    def explain(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
-        if isinstance(exc, TypeError):
-            return RuleFault(f"cannot compare {g.label_of(value(0))} {op} {g.label_of(value(1))}")
-        return None
-    return explain
-
-
-def _explain_chain(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
-    if isinstance(exc, ZeroDivisionError):
-        return RuleFault("division by zero")
-    return None
-
-
-class Expressions:
-    """Checks and writes the expressions of one ruleset."""
+class Expressions(Operators):
+    """Checks and writes the expressions of one ruleset (operators and built-ins: see operators.py)."""
 
     def __init__(self, rs: Ruleset, gen: CodeGen, diags: list[Diagnostic]) -> None:
         self.rs = rs
         self.gen = gen
         self.diags = diags
         self.origin: Any = None  # a TextOrigin (or a joined one) of the text being compiled
-        self.zone_names = {z for kind in rs.kinds.values() for z in kind.zones}
 
     # ------------------------------------------------------------ helpers
+    @functools.cached_property
+    def zone_names(self) -> set[str]:
+        """Every name of a zone of some kind (the kinds are all known before any text compiles)."""
+        return {z for kind in self.rs.kinds.values() for z in kind.zones}
+
     def loc(self, pos: A.Pos) -> Loc:
         return self.origin.locate(pos[0], pos[1])
 
@@ -212,6 +193,11 @@ class Expressions:
                 # a field of a table's row: a mapping (the checked way says what is missing)
                 return self.src(f"{{0}}[{self.k(name)}]", obj, pos=n.pos,
                                 explain=_explain_get(name)), T.ANY
+            if obj.name is not None and name not in self.zone_names and name != "id":
+                # a local that may hold anything: read an entity's field directly, else the checked way
+                return self.src(f"(g.ents[{{0}}][{self.k(name)}] if {{0}}.__class__ is str else "
+                                f"g.get_attr({{0}}, {self.k(name)}, None))", obj, pos=n.pos,
+                                explain=_explain_get(name)), T.ANY
             return self.src(f"g.get_attr({{0}}, {self.k(name)}, None)", obj, pos=n.pos), T.ANY
         self.err(n.pos, f"wrong type: cannot read '.{name}' of {T.describe(t)}")
         raise Abort
@@ -331,146 +317,5 @@ class Expressions:
         return [self.want(a, scope, ptype, f"argument '{pname}'")
                 for (pname, ptype), a in zip(params, n.args, strict=True)]
 
-    def builtin(self, name: str, args: list[tuple[Src, str]], pos: A.Pos, nodes: list[Any]) -> tuple[Src, str]:
-        b = B.lookup(name, len(args))
-        assert b is not None
-        types = [t for _s, t in args]
-        parts = [s for s, _t in args]
-        if b.takes == B.LIST:
-            t0 = types[0]
-            where = nodes[0].pos if nodes else pos
-            if b.maps and not (T.is_map(t0) or t0 == T.ANY):
-                self.err(where, f"wrong type: {name}() needs a per-player map, not {T.describe(t0)}")
-                raise Abort
-            if not T.iterable(t0):
-                self.err(where, f"wrong type: {name}() needs a list, not {T.describe(t0)}")
-                raise Abort
-            if b.numbers and not T.compatible(T.INT, T.element(t0)):
-                self.err(pos, f"wrong type: {name}() needs numbers, not {T.describe(T.element(t0))}")
-                raise Abort
-            if not b.maps:
-                parts[0] = self.seq(parts[0], t0, where)
-        elif b.takes == B.NUMBERS:
-            for t, node in zip(types, nodes, strict=True):
-                if not T.compatible(T.INT, t):
-                    self.err(node.pos, f"wrong type: {name}() compares numbers, not {T.describe(t)}")
-                    raise Abort
-        template = b.source.replace("{*}", ", ".join(f"{{{i}}}" for i in range(len(parts))))
-        return self.src(template, *parts, pos=pos), b.returns(types)
 
-    # ------------------------------------------------------------ operators
-    def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[Src, str]:
-        if n.op == "-":
-            return self.src("(-{0})", self.want(n.operand, scope, T.INT, "the operand of '-'"), pos=n.pos), T.INT
-        return self.src("(not {0})", self.want(n.operand, scope, T.BOOL, "the operand of 'not'"), pos=n.pos), T.BOOL
-
-    def x_Cond(self, n: A.Cond, scope: Scope) -> tuple[Src, str]:
-        test = self.want(n.test, scope, T.BOOL, "an 'if' condition")
-        a, ta = self.expr(n.then, scope)
-        b, tb = self.expr(n.other, scope)
-        return self.src("({1} if {0} else {2})", test, a, b, pos=n.pos), T.join(ta, tb)
-
-    def x_Chain(self, n: A.Chain, scope: Scope) -> tuple[Src, str]:
-        """``a + b - c``, ``a * b``, ``a and b and c``: left to right, as a left-nested tree would.
-
-        Each operator is checked as a binary one (the left side's place being the previous
-        operator's). Whole numbers are checked after each '*' and at the end of the chain.
-        """
-        if n.rest[0][0] in ("and", "or"):
-            return self._logic_chain(n, scope)
-        first, t = self.expr(n.first, scope)
-        left_pos = n.first.pos
-        text = "{0}"
-        parts = [first]
-        for op, opos, node in n.rest:
-            b, tb = self.expr(node, scope)
-            template, t = self._step(op, t, tb, left_pos, node)
-            text = template.replace("\x00L", text).replace("\x00R", f"{{{len(parts)}}}")
-            parts.append(b)
-            left_pos = opos
-        if len(parts) > CHAIN_RUN:  # every operand first, then the operators left to right
-            ops = self.k(tuple(op for op, _p, _n in n.rest))
-            text = f"_fold(g, {ops}, (" + ", ".join(f"{{{i}}}" for i in range(len(parts))) + ",))"
-        return self.src(f"_ck({text})" if t == T.INT else f"({text})", *parts, pos=n.pos,
-                        explain=_explain_chain), t
-
-    def _logic_chain(self, n: A.Chain, scope: Scope) -> tuple[Src, str]:
-        op = n.rest[0][0]
-        parts = [self.want(n.first, scope, T.BOOL, f"the left side of '{op}'")]
-        parts += [self.want(node, scope, T.BOOL, f"the right side of '{op}'") for op, _pos, node in n.rest]
-        # a chain of 'and' (or 'or') is one node of Python's tree however long: no depth to fear
-        text = "{0}" + "".join(f" {op} {{{i}}}" for i in range(1, len(parts)))
-        return self.src(f"({text})", *parts, pos=n.pos), T.BOOL
-
-    def _step(self, op: str, ta: str, tb: str, left_pos: A.Pos, right: A.Node) -> tuple[str, str]:
-        """One operator of a chain: (Python template, result type); NUL+L / NUL+R stand for the sides."""
-        if op == "+" and (T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb)):
-            return (f"_cat(g, {_seq_text(ta, chr(0) + 'L')}, {_seq_text(tb, chr(0) + 'R')})",
-                    T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb))))
-        if op == "+" and (ta == T.STR or tb == T.STR):
-            return "_sz(g.label_of(\x00L) + g.label_of(\x00R))", T.STR
-        for t, where in ((ta, left_pos), (tb, right.pos)):
-            if not T.compatible(T.INT, t) or t == T.NONE:
-                self.err(where, f"wrong type: '{op}' needs numbers, not {T.describe(t)}")
-                raise Abort
-        return {"+": "\x00L + \x00R", "-": "\x00L - \x00R", "*": "_mul(\x00L, \x00R)",
-                "/": "\x00L // \x00R", "%": "\x00L % \x00R"}[op], T.INT
-
-    def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[Src, str]:
-        op = n.op
-        if op in ("and", "or", "+", "-", "*", "/", "%"):  # the parser writes these as chains
-            return self.x_Chain(A.Chain(n.pos, n.left, [(op, n.pos, n.right)]), scope)
-        a, ta = self.expr(n.left, scope)
-        b, tb = self.expr(n.right, scope)
-        if op in ("in", "notin"):
-            neg = "not " if op == "notin" else ""
-            if not T.iterable(tb):
-                self.err(n.right.pos, f"wrong type: 'in' needs a list or zone on the right, not {T.describe(tb)}")
-                raise Abort
-            if T.is_zone(tb):
-                return self.src(f"({neg}g.ents.get({{0}}, _E).get('zone') == {{1}})", a, b, pos=n.pos), T.BOOL
-            return self.src(f"({{0}} {neg}in _w(g, {{1}}))", a, self.seq(b, tb, n.right.pos), pos=n.pos), T.BOOL
-        if op in ("==", "!="):
-            const = constant(n.right, scope)
-            if const is not NOT_CONSTANT:
-                return self.src(f"({{0}} {op} {self.k(const)})", a, pos=n.pos), T.BOOL
-            if T.is_list(ta) or T.is_list(tb):  # lists compare item by item: work
-                neg = "not " if op == "!=" else ""
-                return self.src(f"({neg}_eq(g, {{0}}, {{1}}))", a, b, pos=n.pos), T.BOOL
-            return self.src(f"({{0}} {op} {{1}})", a, b, pos=n.pos), T.BOOL
-        if op in ("<", "<=", ">", ">="):
-            for t, side in ((ta, n.left), (tb, n.right)):
-                if t not in (T.INT, T.ANY, T.STR):
-                    self.err(side.pos, f"wrong type: '{op}' compares numbers, not {T.describe(t)}")
-                    raise Abort
-            return self.src(f"({{0}} {op} {{1}})", a, b, pos=n.pos, explain=_explain_compare(op)), T.BOOL
-        if op == "..":
-            for t, side in ((ta, n.left), (tb, n.right)):
-                if not T.compatible(T.INT, t):
-                    self.err(side.pos, f"wrong type: a range 'a..b' needs numbers, not {T.describe(t)}")
-                    raise Abort
-            return self.src("_span(g, {0}, {1})", a, b, pos=n.pos), T.list_of(T.INT)
-        raise AssertionError(op)
-
-
-def _seq_text(t: str, text: str) -> str:
-    """Source making a value of type ``t`` a Python sequence."""
-    if T.is_zone(t):
-        return f"g.zones[{text}]"
-    return text if T.is_list(t) else f"g.as_seq({text})"
-
-
-NOT_CONSTANT = object()
-
-
-def constant(node: A.Node, scope: Scope) -> Any:
-    """The value of a literal number, plain string, none, true or false; else NOT_CONSTANT."""
-    if isinstance(node, A.Num):
-        return node.value
-    if isinstance(node, A.Str) and len(node.parts) == 1 and isinstance(node.parts[0], str):
-        return node.parts[0]
-    if isinstance(node, A.Str) and not node.parts:
-        return ""
-    if isinstance(node, A.Name) and node.name in LITERALS and node.name not in scope:
-        return LITERALS[node.name]
-    return NOT_CONSTANT
+__all__ = ["Abort", "Expressions", "Scope", "constant"]
