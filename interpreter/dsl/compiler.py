@@ -16,6 +16,7 @@ operations the statements write: the language is a sandbox.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -355,21 +356,23 @@ _COSTLY = ("_w(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", 
 
 def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
     """Whether an expression surely does a bounded amount of work, and the functions it calls."""
-    bounded, called = True, set()
+    bounded, called = True, set[str]()
     stack = [src]
     while stack:
         s = stack.pop()
         if s.binds is not None:
             bounded = False
         for piece in s.pieces:
-            if isinstance(piece, str):
-                if any(c in piece for c in _COSTLY) or "Q" in piece:
+            if piece.__class__ is str:
+                if bounded and (any(c in piece for c in _COSTLY) or "Q" in piece):
                     bounded = False
-                for gname, fname in twins.items():
-                    if piece.startswith(gname + "(") or f" {gname}(" in piece or f"({gname}(" in piece:
-                        called.add(fname)
+                if "F" in piece:
+                    called.update(twins[m] for m in _TWIN_CALL.findall(piece) if m in twins)
         stack.extend(s.parts)
     return bounded, called
+
+
+_TWIN_CALL = re.compile(r"\b(F\d+)\(")
 
 
 def _writer(pw: ProcWriter) -> Callable[[], Writer]:
