@@ -39,7 +39,7 @@ LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
     "work": (1_000, 200_000, 5_000_000),
 }
-# Each result remembered (Game.memo, emptied at every change of the state and at every
+# Each result remembered (Game.memos, emptied at every change of the state and at every
 # decision) costs a call's work, so the work budget bounds the memo too.
 CALL_WORK = 10
 # Procedure calls (frames) and function calls nest at most this deep.
@@ -260,6 +260,12 @@ class Ruleset:
     step_budget: int = LIMITS["steps"][1]
     work_budget: int = LIMITS["work"][1]
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
+    # The remembered results of functions (Game.memos): how many functions remember, and for
+    # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
+    # to forget (memo_always: those forgotten at every change); see dsl/compiler._memo_readers.
+    memo_count: int = 0
+    memo_readers: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
+    memo_always: tuple[int, ...] = ()
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
     # What games of this ruleset work out alike, kept as they are first needed by any game:
     # whether a zone (by key) is visible to a player (None: a spectator), and the entities of

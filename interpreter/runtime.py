@@ -58,9 +58,6 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self.work = 0
         self.work_budget = rs.work_budget
         self.steps = 0
-        # Results of functions (pure: they read only their arguments and the state),
-        # emptied by every change of the state (see changed).
-        self.memo: dict[tuple, Any] = {}
         self._bind()
 
     def _bind(self) -> None:
@@ -70,7 +67,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self.glob: dict[str, Any] = st["globals"]
         self.players: list[str] = st["players"]
         self._kind_index: dict[str, list[str]] | None = None
-        self.memo = {}
+        # Results of functions (pure: they read only their arguments and the state), one dict
+        # per remembering function, each emptied when something it reads changes (see changed).
+        self.memos: list[dict[tuple, Any]] = [{} for _ in range(self.rs.memo_count)]
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then

@@ -60,6 +60,7 @@ class Compiler:
         self.untils: list[tuple[str, Loc]] = []  # every 'until NAME' of a modifier, to check
         self.bodies: dict[str, tuple[Procedure, list[Stmt], str]] = {}  # procedure -> its tree, what it is
         self.functions: dict[str, tuple[FunctionDef, Src]] = {}  # function -> its body
+        self.reads: dict[str, set[tuple[str, ...]]] = {}  # function -> what its body reads
 
     # ------------------------------------------------------------ diagnostics
     def _exhausted(self, exc: BaseException) -> None:
@@ -166,7 +167,12 @@ class Compiler:
 
     def function(self, fdef: FunctionDef, text: str, origin: TextOrigin) -> None:
         """Compile a pure function's body (an expression over its parameters)."""
-        src, _ = self.source(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
+        self.x.reads = set()
+        try:
+            src, _ = self.source(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
+            self.reads[fdef.name] = self.x.reads
+        finally:
+            self.x.reads = None
         if src is None:
             return
         gname = self.gen.twin("F", fdef.name)
@@ -331,9 +337,50 @@ class Compiler:
                 if name not in cheap and bounded and called <= cheap:
                     cheap.add(name)
                     grew = True
+        index = {name: i for i, name in enumerate(sorted(n for n in self.functions if n not in cheap))}
+        self._memo_readers(index)
         for name, (fdef, src) in self.functions.items():
             self.gen.lazy(twin[name], function_source(self.gen, twin[name], name, list(fdef.params), src, src.where,
-                                                      CALL_WORK, MAX_CALL_DEPTH, remember=name not in cheap))
+                                                      CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
+
+    def _memo_readers(self, index: dict[str, int]) -> None:
+        """Which remembered results each change of the state makes stale.
+
+        A function's results are forgotten only when something it reads, or a function it calls
+        reads, changes: a field of that name, a global, the items of zones (see
+        Expressions.read). A function whose reads cannot be told is forgotten at every change.
+        """
+        reads: dict[str, set[tuple[str, ...]]] = {n: set(r) for n, r in self.reads.items()}
+        grew = True
+        while grew:  # what a function reads includes what the functions it calls read
+            grew = False
+            for r in reads.values():
+                for fact in [f for f in r if f[0] == "call"]:
+                    more = reads.get(fact[1], {("all",)}) - r
+                    if more:
+                        r |= more
+                        grew = True
+        labels = {k.label for k in self.rs.kinds.values() if k.label}
+        readers: dict[tuple[str, ...], list[int]] = {}
+        always: list[int] = []
+        for name, i in index.items():
+            r = reads.get(name, {("all",)})
+            if ("all",) in r:
+                always.append(i)
+                continue
+            for fact in r:
+                if fact == ("label",):
+                    for lf in labels:
+                        readers.setdefault(("field", lf), []).append(i)
+                elif fact[0] in ("field", "glob", "zones"):
+                    readers.setdefault(fact, []).append(i)
+            readers.setdefault(("field", "zone"), [])
+        # moving an entity changes the items of zones and its 'zone'
+        moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
+        readers[("zones",)] = sorted(moved)
+        self.rs.memo_count = len(index)
+        self.rs.memo_always = tuple(always)
+        self.rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
 
     def _frame_of_direct(self, proc: Procedure, gname: str, what: str) -> Callable[[Any, dict], None]:
         """The frame function of a direct procedure: run it, return its value."""

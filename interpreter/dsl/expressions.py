@@ -60,8 +60,16 @@ class Expressions(Operators):
         self.gen = gen
         self.diags = diags
         self.origin: Any = None  # a TextOrigin (or a joined one) of the text being compiled
+        self.reads: set[tuple[str, ...]] | None = None  # what the function being compiled reads
 
     # ------------------------------------------------------------ helpers
+    def read(self, *fact: str) -> None:
+        """Note what of the state the expression being compiled reads (see Compiler._write_functions):
+        ('field', NAME), ('glob', NAME), ('zones',) (the items of zones), ('label',) (entities'
+        labels), ('call', FUNCTION), or ('all',) when that cannot be told."""
+        if self.reads is not None:
+            self.reads.add(fact)
+
     @functools.cached_property
     def zone_names(self) -> set[str]:
         """Every name of a zone of some kind (the kinds are all known before any text compiles)."""
@@ -95,9 +103,11 @@ class Expressions(Operators):
     def seq(self, s: Src, t: str, pos: A.Pos) -> Src:
         """``s`` as a Python sequence (a zone gives its items)."""
         if T.is_zone(t):
+            self.read("zones")
             return self.src("g.zones[{0}]", s, pos=pos, explain=_explain_zone)
         if T.is_list(t):
             return s
+        self.read("all")  # maybe a zone, maybe a map
         return self.src("g.as_seq({0})", s, pos=pos)
 
     # ------------------------------------------------------------ literals and names
@@ -109,6 +119,7 @@ class Expressions(Operators):
             return self.src(self.k(n.parts[0]), pos=n.pos), T.STR
         texts: list[str] = []
         parts: list[Src] = []
+        self.read("label")
         for part in n.parts:
             if isinstance(part, str):
                 texts.append(self.k(part))
@@ -124,6 +135,7 @@ class Expressions(Operators):
             return read_local(name, (self.origin, n.pos[0], n.pos[1])), scope[name]
         rs = self.rs
         if name in rs.globals:
+            self.read("glob", name)
             return self.src(f"g.glob[{self.k(name)}]", pos=n.pos), rs.globals[name].type
         if name in rs.entities:
             return self.src(self.k(name), pos=n.pos), T.ent(rs.entities[name]["kind"])
@@ -162,6 +174,7 @@ class Expressions(Operators):
     def x_Attr(self, n: A.Attr, scope: Scope) -> tuple[Src, str]:
         obj, t = self.expr(n.obj, scope)
         name = n.name
+        self.read("field", name)  # (a zone's name reads nothing: it only names the zone)
         if T.is_ent(t) and T.arg(t) != "*":
             kind = self.rs.kinds[T.arg(t)]
             if name in kind.fields:
@@ -224,6 +237,7 @@ class Expressions(Operators):
             return self.src("{0}[{1}]", self.seq(obj, t, n.obj.pos), key, pos=n.pos,
                             explain=_explain_item), T.element(t)
         if T.is_map(t) or t == T.ANY:
+            self.read("all")  # maybe a zone
             return self.src("g.index_value({0}, {1}, None)", obj, key, pos=n.pos), \
                 T.arg(t) if T.is_map(t) else T.ANY
         self.err(n.pos, f"wrong type: cannot index {T.describe(t)}")
@@ -285,12 +299,14 @@ class Expressions(Operators):
         if name in rs.functions:
             fdef = rs.functions[name]
             args = self.check_args(n, list(fdef.params.items()), scope, f"function '{name}'")
+            self.read("call", name)
             gname = self.gen.twin("F", name)
             text = gname + "(g" + "".join(f", {{{i}}}" for i in range(len(args))) + ")"
             return self.src(text, *args, pos=n.pos), fdef.returns
         if name in rs.points:
             point = rs.points[name]
             args = self.check_args(n, list(point.params.items()), scope, f"modifier point '{name}'")
+            self.read("all")  # a modifier's condition may read anything
             gname = self.gen.twin("Q", name)
             text = gname + "(g" + "".join(f", {{{i}}}" for i in range(len(args))) + ")"
             return self.src(text, *args, pos=n.pos), point.type

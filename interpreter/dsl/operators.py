@@ -53,6 +53,7 @@ class Operators:
         def want(self, node: A.Node, scope: Scope, want: str, what: str) -> Src: ...
         def seq(self, s: Src, t: str, pos: A.Pos) -> Src: ...
         def err(self, pos: A.Pos, message: str, hint: str = "") -> None: ...
+        def read(self, *fact: str) -> None: ...
         def k(self, value: Any) -> str: ...
         def src(self, template: str, *parts: Src, pos: A.Pos, explain: Explain | None = None,
                 binds: str | None = None, bound_from: int = 0) -> Src: ...
@@ -60,6 +61,10 @@ class Operators:
     def builtin(self, name: str, args: list[tuple[Src, str]], pos: A.Pos, nodes: list[Any]) -> tuple[Src, str]:
         b = B.lookup(name, len(args))
         assert b is not None
+        if name == "distance":
+            self.read("all")  # the field followed is a value
+        elif name == "str":
+            self.read("label")
         types = [t for _s, t in args]
         parts = [s for s, _t in args]
         if b.takes == B.LIST:
@@ -115,9 +120,12 @@ class Operators:
             parts.append(b)
             left_pos = opos
         if len(parts) > CHAIN_RUN:  # every operand first, then the operators left to right
+            self.read("label")
             ops = self.k(tuple(op for op, _p, _n in n.rest))
             text = f"_fold(g, {ops}, (" + ", ".join(f"{{{i}}}" for i in range(len(parts))) + ",))"
-        return self.src(f"_ck({text})" if t == T.INT else f"({text})", *parts, pos=n.pos,
+        # a product alone is checked by each '*' (_mul); a sum is checked at its end
+        products = all(op == "*" for op, _p, _n in n.rest) and len(parts) <= CHAIN_RUN
+        return self.src(f"_ck({text})" if t == T.INT and not products else f"({text})", *parts, pos=n.pos,
                         explain=_explain_chain), t
 
     def _logic_chain(self, n: A.Chain, scope: Scope) -> tuple[Src, str]:
@@ -134,6 +142,7 @@ class Operators:
             return (f"_cat(g, {_seq_text(ta, chr(0) + 'L')}, {_seq_text(tb, chr(0) + 'R')})",
                     T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb))))
         if op == "+" and (ta == T.STR or tb == T.STR):
+            self.read("label")
             return "_sz(g.label_of(\x00L) + g.label_of(\x00R))", T.STR
         for t, where in ((ta, left_pos), (tb, right.pos)):
             if not T.compatible(T.INT, t) or t == T.NONE:
@@ -154,6 +163,7 @@ class Operators:
                 self.err(n.right.pos, f"wrong type: 'in' needs a list or zone on the right, not {T.describe(tb)}")
                 raise Abort
             if T.is_zone(tb):
+                self.read("field", "zone")
                 return self.src(f"({neg}g.ents.get({{0}}, _E).get('zone') == {{1}})", a, b, pos=n.pos), T.BOOL
             return self.src(f"({{0}} {neg}in _w(g, {{1}}))", a, self.seq(b, tb, n.right.pos), pos=n.pos), T.BOOL
         if op in ("==", "!="):

@@ -280,21 +280,21 @@ class ProcWriter:
 
 
 def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], body: Any, at: Any,
-                    work: int, depth: int, remember: bool = True) -> Callable[[], Writer]:
-    """The positional twin of a rules function, remembering results in the game's memo (a
-    function that is cheaper to run again than to look up is not remembered)."""
+                    work: int, depth: int, memo: int | None) -> Callable[[], Writer]:
+    """The positional twin of a rules function, remembering results in the game's memo number
+    ``memo`` (None: a function cheaper to run again than to look up is not remembered)."""
     def write() -> Writer:
         origin, line, col = at
         w = Writer(f"function {fname}", params, origin.locate(line, col))
         args = ", ".join(local(p) for p in params)
-        if not remember:
+        if memo is None:
             w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
             w.line(1, "return ", body, loc=body.loc)
             return w
         key = gen.const(fname)
         w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
-        w.line(1, f"key = ({key}, {args},)" if params else f"key = ({key},)")
-        w.line(1, "memo = g.memo")
+        w.line(1, f"key = ({args},)" if params else "key = ()")
+        w.line(1, f"memo = g.memos[{memo}]")
         w.line(1, "try:")
         w.line(2, "return memo[key]")
         w.line(1, "except KeyError:")

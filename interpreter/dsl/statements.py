@@ -105,7 +105,7 @@ class Statements(Decisions):
                 line = (f"{target} = _step(g, {name!r}, {target}, ", value, f", {op!r})")
             if target.startswith("g."):
                 # after the value is computed: results remembered meanwhile were read from the old value
-                return self.do(s.pos, line, ("g.changed()",))
+                return self.do(s.pos, line, (f"g.changed_glob({name!r})",))
             return self.do(s.pos, line)
         target_attr = s.target
         assert isinstance(target_attr, A.Attr)

@@ -31,7 +31,8 @@ class GameBase:
     - state: ``g.state`` (read: ``g.state['modifiers']``), ``g.ents`` (entities by id),
       ``g.zones`` (zone key → entity ids), ``g.glob`` (globals), ``g.players`` (seats);
     - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
-    - remembered function results: ``g.memo`` (read), ``g.changed()`` (after a change),
+    - remembered function results: ``g.memos`` (one dict per remembering function),
+      ``g.changed_glob(name)`` (after setting a global),
       ``g.depth`` (calls of rule functions running inside one another);
     - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
       ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
@@ -59,7 +60,7 @@ class GameBase:
     work: int
     work_budget: int
     steps: int
-    memo: dict[tuple, Any]
+    memos: list[dict[tuple, Any]]
     """Remembered results of functions, by ``(function name, *arguments)``.
 
     Functions are pure (they read only their arguments and the state), so a result holds
@@ -106,5 +107,7 @@ class GameBase:
         def _visible(self, key: str, player: str | None) -> bool: ...
         # values
         def changed(self) -> None: ...
+        def changed_field(self, name: str) -> None: ...
+        def changed_zones(self) -> None: ...
         def label_of(self, v: Any) -> str: ...
         def attr_fault(self, obj: Any, name: str, loc: Loc | None) -> RuleFault: ...

@@ -87,7 +87,7 @@ class Board(GameBase):
             raise self.attr_fault(obj, name, loc)
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
-        self.changed()
+        self.changed_field(name)
         e = self._writable_entity(obj)
         if op == "=":
             e[name] = value
@@ -98,7 +98,7 @@ class Board(GameBase):
         e[name] = checked_int(cur + value if op == "+" else cur - value, loc)
 
     def _place(self, eid: str, key: str, top: bool) -> None:
-        self.changed()
+        self.changed_zones()
         e = self._writable_entity(eid)
         old = e["zone"]
         if old is not None:
@@ -129,7 +129,7 @@ class Board(GameBase):
         self._place(eid, key, top)
 
     def shuffle(self, key: Any) -> None:
-        self.changed()
+        self.changed_zones()
         items = self.zone_items(key)
         if key in self.zones:
             items = self._writable_zone(key)

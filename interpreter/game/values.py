@@ -18,13 +18,35 @@ class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
 
     def changed(self) -> None:
-        """Forget remembered function results (``memo``): the state they were computed on has changed.
+        """Forget every remembered function result (``memos``): the state may have changed anywhere.
 
-        Every change of the state calls it (compiled rules too, after setting a global), and
-        so does every decision (the state may have been edited from outside).
+        Creating or destroying an entity, a change of modifiers and every decision (the state
+        may have been edited from outside) call it; other changes forget less (below).
         """
-        if self.memo:
-            self.memo.clear()
+        for m in self.memos:
+            if m:
+                m.clear()
+
+    def changed_field(self, name: str) -> None:
+        """Forget the results of the functions that read a field called ``name`` (or that read
+        anything; see dsl/compiler._memo_readers)."""
+        memos = self.memos
+        for i in self.rs.memo_readers.get(("field", name), self.rs.memo_always):
+            memos[i].clear()
+
+    def changed_glob(self, name: str) -> None:
+        """Forget the results of the functions that read the global ``name`` (compiled rules
+        call it after setting one)."""
+        memos = self.memos
+        for i in self.rs.memo_readers.get(("glob", name), self.rs.memo_always):
+            memos[i].clear()
+
+    def changed_zones(self) -> None:
+        """Forget the results of the functions that read the items of a zone or where an
+        entity is (an entity moved, a zone was shuffled)."""
+        memos = self.memos
+        for i in self.rs.memo_readers.get(("zones",), self.rs.memo_always):
+            memos[i].clear()
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""

@@ -93,7 +93,7 @@ class Views(GameBase):
                 zones[key] = {"hidden": len(items)}
                 hidden.update(items)
         out["zones"] = zones
-        out["entities"] = {e: dict(r) for e, r in st["entities"].items() if e not in hidden}
+        out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
         p = st["pending"]
         if p is None:
             out["pending"] = None
