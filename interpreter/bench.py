@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .bots import RandomBot
+from .bots import GreedyBot, RandomBot
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import ROOT, find_ruleset, last_load, load_ruleset
 from .model import Ruleset
@@ -47,7 +47,7 @@ MAX_DECISIONS = 100_000
 
 # Targets are a ruleset's, so they come with its hand-written references (``TARGETS``):
 # "load_cold", "load_warm" (seconds, at most), "games_per_s" (at least), "ratio" (at most).
-TARGET_KEYS = ("load_cold", "load_warm", "games_per_s", "ratio")
+TARGET_KEYS = ("load_cold", "load_warm", "games_per_s", "ratio", "greedy_decisions_per_s")
 
 
 @dataclass
@@ -276,6 +276,33 @@ def measure_games(rs: Ruleset, players: int, s: Settings, report: Report, target
         ]
 
 
+GREEDY_DECISIONS = 200  # decisions timed per greedy game (a whole game of look-aheads takes minutes)
+
+
+def measure_greedy(rs: Ruleset, players: int, s: Settings, report: Report, targets: dict[str, float]) -> None:
+    """Greedy bots in every seat, as the balance lab plays them: each decision tries every
+    option on a sampled copy of the game and judges the result (see bots.py)."""
+    decisions, total = 0, 0.0
+    games = max(1, min(s.games, 3))
+    limit = GREEDY_DECISIONS if not s.quick else 60
+    for seed in range(1, games + 1):
+        game = Game.new(rs, players, seed)
+        game.atomic = False
+        bots = {p: GreedyBot(seed, p) for p in game.players}
+        gc.collect()
+        t = time.perf_counter()
+        n = 0
+        while not game.over and n < limit:
+            p = game.deciders()[0]
+            game.apply(bots[p].choose(game, p), p)
+            n += 1
+        total += time.perf_counter() - t
+        decisions += n
+    report.figures.append(Figure("greedy_decisions_per_s", "decisions/s (greedy bots, as simulate plays them)",
+                                 decisions / total, "/s", targets.get("greedy_decisions_per_s"), "higher",
+                                 f"the first {limit} decisions of {games} game(s)"))
+
+
 def measure_ratio(case: Any, s: Settings, target: float | None = None) -> Figure:
     """Time each position ``s.repeat`` times per side; the ratio of the sums of per-position medians."""
     n = int(case.positions)
@@ -357,6 +384,8 @@ def run(s: Settings, progress: Callable[[str], None] | None = None) -> Report:
     measure_loads(manifest, s, report, targets)
     say(f"playing {s.games} complete game(s), twice")
     measure_games(rs, players, s, report, targets)
+    say("playing greedy bots")
+    measure_greedy(rs, players, s, report, targets)
     say("timing the interpreted rules against the hand-written references")
     measure_ratios(rs, s, report)
     if not report.machine["bytecode_cache"]:

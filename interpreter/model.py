@@ -42,6 +42,8 @@ LIMITS: dict[str, tuple[int, int, int]] = {
 # Each result remembered (Game.memos, emptied at every change of the state and at every
 # decision) costs a call's work, so the work budget bounds the memo too.
 CALL_WORK = 10
+# The memo slot of a function with nothing remembered yet (shared, never written: see Game.memos).
+NO_MEMO: dict = {}
 # Procedure calls (frames) and function calls nest at most this deep.
 MAX_CALL_DEPTH = 200
 

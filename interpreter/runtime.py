@@ -25,7 +25,7 @@ from .game.machine import Machine
 from .game.modifiers import Modifiers
 from .game.values import Values
 from .game.views import Views, copy_state
-from .model import MAX_SIDES, PLAYER_KIND, Procedure, Ruleset, copy_plain
+from .model import MAX_SIDES, NO_MEMO, PLAYER_KIND, Procedure, Ruleset, copy_plain
 
 __all__ = ["MAX_DEPTH", "STATE_FORMAT", "Choice", "Game", "IllegalChoice", "copy_state", "rng"]
 
@@ -69,7 +69,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self._kind_index: dict[str, list[str]] | None = None
         # Results of functions (pure: they read only their arguments and the state), one dict
         # per remembering function, each emptied when something it reads changes (see changed).
-        self.memos: list[dict[tuple, Any]] = [{} for _ in range(self.rs.memo_count)]
+        # A game starts with none (copies are made by the thousand for bots): each slot holds
+        # the shared NO_MEMO, never written, until the function remembers a first result.
+        self.memos: list[dict[tuple, Any]] = [NO_MEMO] * self.rs.memo_count
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then

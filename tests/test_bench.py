@@ -317,7 +317,7 @@ def test_bench_quick_reports_every_figure(capsys):
     assert report["settings"]["ruleset"] == "time_of_crisis" and report["settings"]["quick"]
     figures = {f["key"]: f for f in report["figures"]}
     for key in ("import", "load_cold", "load_warm", "load_cold_in_process", "load_warm_in_process",
-                "games_per_s", "decisions_per_s", "ratio_combat", "ratio_governor", "ratio_choices"):
+                "games_per_s", "decisions_per_s", "greedy_decisions_per_s", "ratio_combat", "ratio_governor", "ratio_choices"):
         assert key in figures, key
         assert figures[key]["value"] > 0
     for key in ("load_cold", "load_warm", "games_per_s", "ratio_combat", "ratio_governor", "ratio_choices"):

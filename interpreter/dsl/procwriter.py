@@ -311,6 +311,8 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         w.line(1, "finally:")
         w.line(2, "g.depth -= 1")
         w.line(1, "if key is not None:")
+        w.line(2, "if memo is _NO_MEMO:")  # the first result it remembers in this game
+        w.line(3, f"memo = g.memos[{memo}] = {{}}")
         w.line(2, "memo[key] = value")
         w.line(1, "return value")
         return w

@@ -15,6 +15,7 @@ from ..model import (
     MAX_INT,
     MAX_LIST,
     MAX_STR,
+    NO_MEMO,
     RuleFault,
     checked_size_error,
     copy_plain,
@@ -188,5 +189,5 @@ HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save,
-    "_captured": _captured, "_wf": _wf, "_deep": _deep, "_attr": _attr, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_attr": _attr, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }
