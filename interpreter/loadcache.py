@@ -58,8 +58,9 @@ _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBL
 
 _PACKAGE = Path(__file__).resolve().parent
 # The code whose work a warm load skips: reading YAML, schemas, overlays, parsing rules text.
-_ENGINE_FILES = ("loadcache.py", "loader.py", "yamlsource.py", "schemas.py", "overlay.py", "diagnostics.py",
-                 "dsl/parser.py", "dsl/ast.py", "dsl/astdata.py", "dsl/grammar.lark")
+_ENGINE_FILES = ("loadcache.py", "loader.py", "finder.py", "builder.py", "yamlsource.py", "yamlcommon.py",
+                 "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "dsl/parser.py", "dsl/lalr_direct.py",
+                 "dsl/astmemo.py", "dsl/ast.py", "dsl/astdata.py", "dsl/grammar.lark")
 _SCHEMA_DIR = _PACKAGE.parent / "schemas"
 
 

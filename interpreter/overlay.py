@@ -16,7 +16,7 @@ from .diagnostics import Diagnostic, did_you_mean
 from .yamlsource import PathKey, SourceMap
 
 if TYPE_CHECKING:
-    from .loader import Document
+    from .finder import Document
 
 SINGLE_SECTIONS = ("scoring",)
 _INDEX = re.compile(r"-?[0-9]{1,18}\Z")  # a list index in a patch path (ASCII digits, the whole step)

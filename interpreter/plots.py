@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .simulate import Tally
+from .simsummary import Tally
 from .stats import wilson
 
 WIN_RATE_PNG = "win_rate_by_seat.png"

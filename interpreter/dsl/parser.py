@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextvars
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import MAX_INT, MAX_SIDES
 from . import ast as A
-from . import astdata
+from .astmemo import AstMemo as AstMemo
+from .astmemo import _memo_get
+from .astmemo import memoized as memoized
+from .lalr_direct import _Direct
 
 # Lark is imported when a text is first parsed, not with this module: a load from the
 # load cache parses nothing, so a process that only uses cached rulesets never imports it.
@@ -47,95 +46,6 @@ def _lark() -> Lark:
                 propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
-class _Direct:
-    """A parser that builds the AST while it parses: no parse tree, no second walk.
-
-    Lark calls a callback at every reduction; with ``transformer=`` those are the methods of
-    :class:`_Builder`, given the rule's children as a parse tree would hold them. What Lark's
-    ``propagate_positions`` adds to a tree — a rule starts where its first child (token or
-    rule, including the keywords a tree leaves out) starts, and a rule that only passes its
-    single child on makes that child start where the rule does — is done here by one wrapper
-    around each reduction, which keeps the start of each value it built by the value's id
-    (with the value, so an id cannot be reused while the parse runs). That bookkeeping is
-    most of the time the tree took; the AST and every position are the same as
-    ``_build(_lark().parse(...))`` (a test compares them on every bundled rules text).
-
-    A :class:`_Builder` method that fails (a bad ``{...}`` in a string) does not stop the
-    parse: as with the tree, a syntax error later in the text is reported first; otherwise
-    the first such failure is raised when the parse is done.
-    """
-
-    def __init__(self) -> None:
-        from lark import Lark, Token, Tree
-
-        self.lock = threading.RLock()  # one parse at a time (a string's {...} parses inside one)
-        self.starts: dict[int, tuple[tuple[int, int], Any]] = {}
-        self.error: Exception | None = None
-        self.at: tuple[int, int] | None = None  # where the rule being reduced starts
-        builder = _Builder()
-        inline: dict[str, Any] = {name: self._method(builder, fn) for name, fn in _rules().items()}
-        inline["__default__"] = lambda data, children, meta: Tree(data, children)
-        self.lark = Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
-                         maybe_placeholders=True, cache=True, transformer=_Namespace(inline))
-        # The reduction callbacks Lark made from the transformer, by grammar rule (a Lark
-        # internal, checked here: without it, _direct() returns None and the tree is built).
-        callbacks = self.lark._callbacks
-        if not isinstance(callbacks, dict) or not callbacks:
-            raise TypeError("unexpected Lark internals")
-        for rule, cb in list(callbacks.items()):
-            if not isinstance(rule, str):
-                callbacks[rule] = self._positioned(cb, Token)
-
-    def _method(self, builder: _Builder, fn: Any) -> Any:
-        def method(children: list[Any]) -> Any:
-            try:
-                return fn(builder, self.at, children)
-            except Exception as exc:  # reported after the parse, like an error of _build
-                if self.error is None:
-                    self.error = exc
-                return None
-        return method
-
-    def _positioned(self, cb: Any, token: Any) -> Any:
-        def positioned(children: list[Any]) -> Any:
-            first = None
-            starts = self.starts
-            for c in children:
-                if isinstance(c, token):
-                    first = (c.line, c.column)
-                    break
-                known = starts.get(id(c))
-                if known is not None:
-                    first = known[0]
-                    break
-            self.at = first
-            res = cb(children)
-            if first is not None and not isinstance(res, token):
-                starts[id(res)] = (first, res)
-            return res
-        return positioned
-
-    def parse(self, text: str, start: str) -> Any:
-        """The AST of ``text`` from rule ``start``; raises Lark's errors, then a builder's."""
-        with self.lock:
-            saved = self.starts, self.error
-            self.starts, self.error = {}, None
-            try:
-                result = self.lark.parse(text, start=start)
-                if self.error is not None:
-                    raise self.error
-                return result
-            finally:
-                self.starts, self.error = saved
-
-
-class _Namespace:
-    """Attributes from a dict (Lark looks transformer methods up by rule name)."""
-
-    def __init__(self, attrs: dict[str, Any]) -> None:
-        self.__dict__.update(attrs)
-
-
 _DIRECT: list[_Direct | None] = []
 
 
@@ -143,7 +53,7 @@ def _direct() -> _Direct | None:
     """The direct parser, or None if this Lark's internals are not the expected ones."""
     if not _DIRECT:
         try:
-            _DIRECT.append(_Direct())
+            _DIRECT.append(_Direct(GRAMMAR.read_text(encoding="utf-8"), _AstBuilder(), _rules()))
         except (AttributeError, TypeError):
             _DIRECT.append(None)
     return _DIRECT[0]
@@ -218,58 +128,6 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
     return DslSyntaxError(line, col, f"syntax error: {exc}")
 
 
-class AstMemo:
-    """Parsed texts by (what, text): filled while a ruleset is parsed, replayed on a warm load.
-
-    Entries are kept as JSON text (:mod:`interpreter.dsl.astdata`), so every lookup returns
-    fresh nodes that no later stage can have changed, and the whole memo can be written to
-    the load cache as plain data. An entry that does not read back is a miss: the text is
-    parsed again.
-    """
-
-    def __init__(self, entries: dict[tuple, str] | None = None) -> None:
-        self.entries: dict[tuple, str] = entries if entries is not None else {}
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple) -> Any:
-        text = self.entries.get(key)
-        if text is not None:
-            try:
-                found = astdata.decode(text)
-            except astdata.Unreadable:
-                found = None
-            if found is not None:
-                self.hits += 1
-                return found
-        self.misses += 1
-        return None
-
-    def put(self, key: tuple, value: Any) -> None:
-        try:
-            self.entries[key] = astdata.encode(value)
-        except (TypeError, ValueError):  # no plain form (or a number too long to write): not kept
-            self.entries.pop(key, None)
-
-
-_MEMO: contextvars.ContextVar[AstMemo | None] = contextvars.ContextVar("ludus_ast_memo", default=None)
-
-
-@contextmanager
-def memoized(memo: AstMemo | None) -> Iterator[AstMemo | None]:
-    """Within the block, parse_block/parse_expr/parse_template look texts up in ``memo`` first."""
-    token = _MEMO.set(memo)
-    try:
-        yield memo
-    finally:
-        _MEMO.reset(token)
-
-
-def _memo_get(key: tuple) -> tuple[AstMemo | None, Any]:
-    memo = _MEMO.get()
-    return memo, (memo.get(key) if memo is not None else None)
-
-
 def parse_block(text: str) -> list[A.Node]:
     """Parse a statement block."""
     memo, found = _memo_get(("block", text))
@@ -291,14 +149,14 @@ def _parse_block(text: str) -> list[A.Node]:
 
 
 def _build(tree: Tree) -> Any:
-    """Lark tree → AST, bottom-up: each rule's children first, then its :class:`_Builder` method.
+    """Lark tree → AST, bottom-up: each rule's children first, then its :class:`_AstBuilder` method.
 
     (What ``lark.Transformer`` with ``v_args(meta=True)`` does, without its per-node wrappers;
     a rule without a method stays a tree.)
     """
     from lark import Tree
 
-    builder = _Builder()
+    builder = _AstBuilder()
     rules = _rules()
 
     def walk(t: Any) -> Any:
@@ -444,11 +302,11 @@ def _block(x: Any) -> list[A.Node]:
 
 @lru_cache(maxsize=1)
 def _rules() -> dict[str, Any]:
-    """The methods of :class:`_Builder` by grammar rule name."""
-    return {k: v for k, v in vars(_Builder).items() if not k.startswith("_") and callable(v)}
+    """The methods of :class:`_AstBuilder` by grammar rule name."""
+    return {k: v for k, v in vars(_AstBuilder).items() if not k.startswith("_") and callable(v)}
 
 
-class _Builder:
+class _AstBuilder:
     """Lark tree → AST: one method per grammar rule, given the rule's meta and built children."""
 
     # ---- structure

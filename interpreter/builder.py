@@ -1,0 +1,422 @@
+"""Building a ruleset: from the merged, validated document to the definitions of a ``Ruleset``.
+
+:class:`RulesetBuilder` makes the kinds, zones, globals, entities (``count``, ``zone``), tables
+(range rows) and the signatures of functions, modifier points, procedures and actions, checking
+every cross-reference; when they hold no error, :class:`RuleTexts` hands each rules text to the
+compiler (:class:`interpreter.dsl.compiler.Compiler`). A warm load (from the load cache) builds
+the same way as a cold one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .diagnostics import Diagnostic, did_you_mean
+from .dsl import types as T
+from .dsl.compiler import Compiler
+from .finder import Document
+from .model import (
+    MAX_INT,
+    MAX_LIST,
+    PLAYER_KIND,
+    RESERVED_FIELDS,
+    ActionDef,
+    FieldDef,
+    FunctionDef,
+    GlobalDef,
+    KindDef,
+    PointDef,
+    Procedure,
+    Ruleset,
+    TableDef,
+    ZoneDef,
+    type_default,
+)
+from .yamlsource import PathKey
+
+NAMESPACE_SECTIONS = ("entities", "globals", "zones", "tables", "functions", "modifier_points")
+
+
+class RulesetBuilder:
+    """Turns the validated document into model definitions, then has every rules text compiled."""
+
+    def __init__(self, rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
+        self.rs = rs
+        self.doc = doc
+        self.data = doc.data
+        self.smap = doc.smap
+        self.diags = diags
+        self.compiler = Compiler(rs, diags)
+        self.broken: set[str] = set()  # entities already reported (their kind is unknown)
+
+    def err(self, path: PathKey, message: str, hint: str = "", key: bool = False) -> None:
+        self.diags.append(Diagnostic(self.smap.loc(path, key=key), message, hint))
+
+    def section(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name) or {}
+        return value if isinstance(value, dict) else {}
+
+    def build(self) -> None:
+        self.namespace()
+        self.kinds()
+        self.zones()
+        self.globals()
+        self.entities()
+        self.tables()
+        self.signatures()
+        if self.diags:
+            return
+        RuleTexts(self).bodies()
+
+    # ------------------------------------------------------------ structure
+    def namespace(self) -> None:
+        """Bare names in rules must be unambiguous: one id may name one thing."""
+        owner: dict[str, tuple[str, str]] = {}
+        for sec in NAMESPACE_SECTIONS:
+            for eid in self.section(sec):
+                if sec == "zones" and (self.section("zones")[eid] or {}).get("per"):
+                    continue
+                if eid in owner:
+                    other_sec, _ = owner[eid]
+                    self.err((sec, eid), f"duplicate id '{eid}': it also names one of the {other_sec}",
+                             f"see {self.smap.loc((other_sec, eid), key=True)}; rename one", key=True)
+                else:
+                    owner[eid] = (sec, eid)
+        for sec in ("entities", "globals"):
+            for eid in self.section(sec):
+                if eid in ("players", "player_count", "none", "true", "false", "actor"):
+                    self.err((sec, eid), f"'{eid}' is a built-in name and cannot be an id", key=True)
+
+    def type_of(self, path: PathKey, text: Any) -> str:
+        t = T.parse_type(str(text), set(self.section("kinds")) | {PLAYER_KIND})
+        if t is None:
+            known = ["int", "bool", "str", "any", "list", "list of KIND", *self.section("kinds")]
+            self.err(path, f"unknown type '{text}'", did_you_mean(str(text), known) or
+                     "use int, bool, str, any, a kind name, or 'list of ...'")
+            return T.ANY
+        return t
+
+    def kinds(self) -> None:
+        rs = self.rs
+        kinds = dict(self.section("kinds"))
+        kinds.setdefault(PLAYER_KIND, {"fields": {}})
+        for name, spec in kinds.items():
+            spec = spec or {}
+            kd = KindDef(name, label=spec.get("label"), source=str(spec.get("source", "")))
+            rs.kinds[name] = kd
+        for name, spec in kinds.items():
+            spec = spec or {}
+            kd = rs.kinds[name]
+            for fname, fspec in (spec.get("fields") or {}).items():
+                path = ("kinds", name, "fields", fname)
+                if fname in RESERVED_FIELDS:
+                    self.err(path, f"'{fname}' is a built-in field of every entity", "choose another name", key=True)
+                    continue
+                if isinstance(fspec, dict):
+                    ftype = self.type_of(path + ("type",), fspec.get("type", "any"))
+                    default = fspec.get("default")
+                else:
+                    ftype = self.type_of(path, fspec)
+                    default = None
+                if default is not None:
+                    self.check_value(path + ("default",), ftype, default)
+                kd.fields[fname] = FieldDef(fname, ftype, default)
+            if kd.label and kd.label not in kd.fields:
+                self.err(("kinds", name, "label"), f"label field '{kd.label}' is not a field of {name}",
+                         did_you_mean(kd.label, kd.fields))
+
+    def zones(self) -> None:
+        rs = self.rs
+        for name, spec in self.section("zones").items():
+            spec = spec or {}
+            per = spec.get("per")
+            holds = spec.get("holds", "*")
+            for key, val in (("per", per), ("holds", holds)):
+                if val not in (None, "*") and val not in rs.kinds:
+                    self.err(("zones", name, key), f"unknown kind '{val}'", did_you_mean(str(val), rs.kinds))
+            vis = spec.get("visibility", "public")
+            if vis == "owner" and per != PLAYER_KIND:
+                self.err(("zones", name, "visibility"), "only zones 'per: player' can be visible to their owner",
+                         "use public or hidden")
+            z = ZoneDef(name, per, vis,
+                        holds if holds in rs.kinds else "*", str(spec.get("source", "")))
+            rs.zones[name] = z
+            if per in rs.kinds:
+                kd = rs.kinds[per]
+                if name in kd.fields:
+                    self.err(("zones", name), f"zone '{name}' has the name of a field of {per}", key=True)
+                kd.zones[name] = z
+
+    def globals(self) -> None:
+        for name, spec in self.section("globals").items():
+            path = ("globals", name)
+            gtype = self.type_of(path + ("type",), spec.get("type", "any"))
+            initial = spec.get("initial")
+            if initial is not None:
+                self.check_value(path + ("initial",), gtype, initial)
+            else:
+                initial = type_default(gtype)
+            self.rs.globals[name] = GlobalDef(name, gtype, initial)
+
+    def entities(self) -> None:
+        rs = self.rs
+        specs = self.section("entities")
+        # first pass: ids and kinds, so references between entities resolve in any order
+        expanded: list[tuple[str, str, dict[str, Any]]] = []
+        for eid, spec in specs.items():
+            path = ("entities", eid)
+            kind = spec.get("kind")
+            if kind not in rs.kinds:
+                self.err(path + ("kind",), f"unknown kind '{kind}'", did_you_mean(str(kind), rs.kinds))
+                self.broken.add(eid)  # known to exist: references to it are not errors too
+                continue
+            if kind == PLAYER_KIND:
+                self.err(path + ("kind",), "players are created by the engine, one per seat",
+                         "give player fields defaults in kinds: player")
+                continue
+            count = spec.get("count")
+            if len(expanded) + (1 if count is None else int(count)) > MAX_LIST:
+                self.err(path + ("count",), f"more than {MAX_LIST:,} entities in all",
+                         "a ruleset may define at most 100,000 entities")
+                break
+            ids = [eid] if count is None else [f"{eid}_{i}" for i in range(1, int(count) + 1)]
+            for one in ids:
+                if one in rs.entities:
+                    self.err(path, f"duplicate id '{one}' (made by 'count')", key=True)
+                rs.entities[one] = {"kind": kind}
+                expanded.append((one, eid, spec))
+        for one, eid, spec in expanded:
+            path = ("entities", eid)
+            kd = rs.kinds[spec["kind"]]
+            rec = rs.entities[one]
+            for key, value in spec.items():
+                if key in ("kind", "count", "source", "note", "zone"):
+                    continue
+                if key not in kd.fields:
+                    self.err(path + (key,), f"{kd.name} has no field '{key}'",
+                             did_you_mean(key, kd.fields) or f"declare it under kinds: {kd.name}: fields", key=True)
+                    continue
+                self.check_value(path + (key,), kd.fields[key].type, value)
+                rec[key] = value
+            if spec.get("zone") is not None:
+                zkey = str(spec["zone"])
+                if self.zone_key_ok(path + ("zone",), zkey, kd.name):
+                    rec["zone"] = zkey
+
+    def zone_key_ok(self, path: PathKey, key: str, kind: str) -> bool:
+        name, _, owner = key.partition("@")
+        z = self.rs.zones.get(name)
+        if z is None:
+            self.err(path, f"unknown zone '{name}'", did_you_mean(name, self.rs.zones))
+            return False
+        if z.per is not None and not owner:
+            self.err(path, f"zone '{name}' belongs to each {z.per}: write '{name}@<{z.per} id>'")
+            return False
+        if owner:
+            if z.per is None:
+                self.err(path, f"zone '{name}' is a single zone; drop '@{owner}'")
+                return False
+            okind = self.rs.entities.get(owner, {}).get("kind")
+            if z.per == PLAYER_KIND and owner in self.rs.seats:
+                self.err(path, f"components cannot start in a player's zone ('{key}'): a seat may not be in the game",
+                         f"put them in a shared zone and deal them in 'setup' (e.g. draw 3 from deck to p.{name})")
+                return False
+            if okind != z.per:
+                self.err(path, f"'{owner}' is not a {z.per}", did_you_mean(owner, [e for e, r in self.rs.entities.items() if r["kind"] == z.per]))
+                return False
+        if z.holds != "*" and z.holds != kind:
+            self.err(path, f"zone '{name}' holds {z.holds} entities, not {kind}")
+            return False
+        return True
+
+    def check_value(self, path: PathKey, type_: str, value: Any) -> None:
+        """Check a literal YAML value against a field type (references must name the right kind)."""
+        if value is None or type_ == T.ANY:
+            return
+        if type_ == T.INT:
+            if isinstance(value, bool) or not isinstance(value, int):
+                self.err(path, f"wrong type: expected a whole number, got {value!r}")
+            elif abs(value) > MAX_INT:  # the rules' numbers stay within it; so must their data
+                self.err(path, f"number out of range: about 2^{abs(value).bit_length() - 1} "
+                         f"(whole numbers are at most {MAX_INT:,} either side of 0)")
+        elif type_ == T.BOOL:
+            if not isinstance(value, bool):
+                self.err(path, f"wrong type: expected true or false, got {value!r}")
+        elif type_ == T.STR:
+            if not isinstance(value, str):
+                self.err(path, f"wrong type: expected text, got {value!r}")
+        elif T.is_list(type_):
+            if not isinstance(value, list):
+                self.err(path, f"wrong type: expected a list, got {value!r}")
+            elif len(value) > MAX_LIST:
+                self.err(path, f"list too long: {len(value):,} items (at most {MAX_LIST:,})")
+            else:
+                for i, item in enumerate(value):
+                    self.check_value(path + (i,), T.arg(type_), item)
+        elif T.is_ent(type_):
+            kind = T.arg(type_)
+            target = self.rs.entities.get(str(value))
+            if target is None:
+                if str(value) in self.broken:
+                    return
+                ids = [e for e, r in self.rs.entities.items() if kind == "*" or r["kind"] == kind]
+                removed = self.doc.removed.get(("entities", str(value)))
+                hint = f"it was removed by the patch at {removed}" if removed else did_you_mean(str(value), ids)
+                self.err(path, f"unknown {kind if kind != '*' else 'entity'} '{value}'", hint)
+            elif kind != "*" and target["kind"] != kind:
+                self.err(path, f"wrong kind of id: '{value}' is a {target['kind']}, not a {kind}")
+
+    def tables(self) -> None:
+        for name, spec in self.section("tables").items():
+            keys = [str(k) for k in spec.get("keys", ["key"])]
+            rows = _expand_ranges(spec.get("rows") or {}, len(keys), self, ("tables", name, "rows"))
+            self.rs.tables[name] = TableDef(name, keys, rows, spec.get("default"), "default" in spec)
+
+    # ------------------------------------------------------------ signatures
+    def params(self, path: PathKey, spec: Any) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for pname, ptype in (spec or {}).items():
+            out[pname] = self.type_of(path + (pname,), ptype)
+        return out
+
+    def signatures(self) -> None:
+        rs = self.rs
+        for name, spec in self.section("functions").items():
+            path = ("functions", name)
+            rs.functions[name] = FunctionDef(name, self.params(path + ("params",), spec.get("params")),
+                                             self.type_of(path + ("returns",), spec.get("returns", "any")),
+                                             loc=self.smap.loc(path, key=True))
+        for name, spec in self.section("modifier_points").items():
+            path = ("modifier_points", name)
+            rs.points[name] = PointDef(name, self.params(path + ("params",), spec.get("params")),
+                                       self.type_of(path + ("type",), spec.get("type", "int")),
+                                       loc=self.smap.loc(path, key=True))
+        for name, spec in self.section("procedures").items():
+            path = ("procedures", name)
+            rs.procedures[name] = Procedure(name, self.params(path + ("params",), spec.get("params")),
+                                            loc=self.smap.loc(path, key=True))
+        if "main" not in rs.procedures:
+            _path, _manifest, msmap = self.doc.manifests[-1]  # at the list of files main should be in
+            self.diags.append(Diagnostic(msmap.loc(("files",)), "the ruleset has no 'main' procedure",
+                                         "add procedures: main: do: ..."))
+        for name in ("setup", "main"):
+            if name in rs.procedures and rs.procedures[name].params:
+                self.err(("procedures", name, "params"), f"'{name}' cannot take parameters")
+        for name, spec in self.section("actions").items():
+            group = str(spec.get("group", "actions"))
+            rs.groups.setdefault(group, []).append(name)
+            rs.actions[name] = ActionDef(name, group, [], None,
+                                         Procedure("action:" + name, {}, loc=self.smap.loc(("actions", name), key=True)),
+                                         loc=self.smap.loc(("actions", name), key=True))
+
+
+class RuleTexts:
+    """The rules texts of the document, each handed to the compiler with where it starts."""
+
+    def __init__(self, b: RulesetBuilder) -> None:
+        self.rs = b.rs
+        self.data = b.data
+        self.smap = b.smap
+        self.err = b.err
+        self.section = b.section
+        self.compiler = b.compiler
+
+    def text(self, path: PathKey, statements: bool = False) -> tuple[str, Any]:
+        """A rules-language text and where it starts (YAML true/false/numbers read as written).
+
+        A folded block ('>') suits a long expression but not statements, whose line breaks matter.
+        """
+        raw = _get(self.data, path)
+        origin = self.smap.text_at(path)
+        if statements and origin is not None and origin.folded:
+            self.err(path, "rules text cannot be a folded block ('>'): YAML would join its lines",
+                     "write '|' instead of '>' to keep each statement on its own line")
+            return "pass", origin  # compiling the joined lines would only add misleading errors
+        text = ("true" if raw else "false") if isinstance(raw, bool) else ("none" if raw is None else str(raw))
+        return text, origin if origin is not None else self.smap.text(path)
+
+    def bodies(self) -> None:
+        rs = self.rs
+        c = self.compiler
+        for name, fdef in rs.functions.items():
+            text, origin = self.text(("functions", name, "expr"))
+            c.function(fdef, text, origin)
+        for name, pdef in rs.points.items():
+            text, origin = self.text(("modifier_points", name, "base"))
+            c.point(pdef, text, origin)
+        for name, proc in rs.procedures.items():
+            text, origin = self.text(("procedures", name, "do"), statements=True)
+            c.procedure(proc, text, origin, dict(proc.params))
+        player = T.ent(PLAYER_KIND)
+        for name, action in rs.actions.items():
+            spec = self.section("actions")[name]
+            domains = [(pname, self.text(("actions", name, "params", pname))) for pname in spec.get("params") or {}]
+            cond = self.text(("actions", name, "if")) if "if" in spec else None
+            label = self.text(("actions", name, "label")) if "label" in spec else None
+            c.action(action, domains, cond, label, self.text(("actions", name, "do"), statements=True))
+        scoring = self.data.get("scoring") or {}
+        scope = {"p": player}
+        if "score" in scoring:
+            text, origin = self.text(("scoring", "score"))
+            rs.scoring.score, _ = c.expression(text, origin, scope, T.INT, "the score")
+        for i, _tb in enumerate(scoring.get("tiebreaks") or []):
+            text, origin = self.text(("scoring", "tiebreaks", i))
+            fn, _ = c.expression(text, origin, scope, None)
+            if fn is not None:
+                rs.scoring.tiebreaks.append(fn)
+        if "evaluation" in scoring:
+            text, origin = self.text(("scoring", "evaluation"))
+            rs.scoring.evaluation, _ = c.expression(text, origin, scope, T.INT, "the evaluation")
+        if "rounds" in scoring:
+            text, origin = self.text(("scoring", "rounds"))
+            rs.scoring.rounds, _ = c.expression(text, origin, {}, T.INT, "the number of rounds")
+        for mname in scoring.get("metrics") or {}:
+            text, origin = self.text(("scoring", "metrics", mname))
+            fn, _ = c.expression(text, origin, scope, T.INT, f"the metric '{mname}'")
+            if fn is not None:
+                rs.scoring.metrics[mname] = fn
+        c.check_signals()
+        c.finish()
+
+
+def _get(data: Any, path: PathKey) -> Any:
+    for k in path:
+        data = data[k]
+    return data
+
+
+MAX_TABLE_ROWS = 100_000  # rows of one table once its ranges are expanded
+
+
+def _expand_ranges(rows: dict[str, Any], depth: int, b: RulesetBuilder, path: PathKey,
+                   left: list[int] | None = None) -> dict[str, Any]:
+    """Row keys like '2-4' stand for 2, 3 and 4 (handy for dice tables).
+
+    ``left`` counts down the rows the whole table may still expand to (MAX_TABLE_ROWS).
+    """
+    left = [MAX_TABLE_ROWS] if left is None else left
+    out: dict[str, Any] = {}
+    for key, value in rows.items():
+        sub = _expand_ranges(value, depth - 1, b, path + (key,), left) if depth > 1 and isinstance(value, dict) \
+            else value
+        parts = str(key).split("-")
+        # ASCII digits only ('²'.isdigit() holds), and few enough for int()
+        if len(parts) == 2 and all(p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 18
+                                   for p in parts):
+            lo, hi = int(parts[0]), int(parts[1])
+            if lo > hi:
+                b.err(path + (key,), f"empty range '{key}'", "write the smaller number first", key=True)
+            left[0] -= max(0, hi - lo + 1)
+            if left[0] < 0:
+                b.err(path + (key,), f"range '{key}' makes the table longer than {MAX_TABLE_ROWS:,} rows",
+                      "a table's ranges may stand for at most 100,000 rows in all", key=True)
+                return out
+            for k in range(lo, hi + 1):
+                if str(k) in out:
+                    b.err(path + (key,), f"row {k} appears twice", key=True)
+                out[str(k)] = sub
+        else:
+            if key in out:
+                b.err(path + (key,), f"row {key} appears twice", key=True)
+            out[str(key)] = sub
+    return out
