@@ -87,7 +87,7 @@ class RulesetBuilder:
                 if eid in ("players", "player_count", "none", "true", "false", "actor"):
                     self.err((sec, eid), f"'{eid}' is a built-in name and cannot be an id", key=True)
 
-    def type_of(self, path: PathKey, text: Any) -> str:
+    def type_of(self, path: PathKey, text: Any) -> T.Type:
         t = T.parse_type(str(text), set(self.section("kinds")) | {PLAYER_KIND})
         if t is None:
             known = ["int", "bool", "str", "any", "list", "list of KIND", *self.section("kinds")]
@@ -229,7 +229,7 @@ class RulesetBuilder:
             return False
         return True
 
-    def check_value(self, path: PathKey, type_: str, value: Any) -> None:
+    def check_value(self, path: PathKey, type_: T.Type, value: Any) -> None:
         """Check a literal YAML value against a field type (references must name the right kind)."""
         if value is None or type_ == T.ANY:
             return
@@ -252,9 +252,9 @@ class RulesetBuilder:
                 self.err(path, f"list too long: {len(value):,} items (at most {MAX_LIST:,})")
             else:
                 for i, item in enumerate(value):
-                    self.check_value(path + (i,), T.arg(type_), item)
+                    self.check_value(path + (i,), T.item(type_), item)
         elif T.is_ent(type_):
-            kind = T.arg(type_)
+            kind = T.kind_of(type_)
             target = self.rs.entities.get(str(value))
             if target is None:
                 if str(value) in self.broken:
@@ -273,8 +273,8 @@ class RulesetBuilder:
             self.rs.tables[name] = TableDef(name, keys, rows, spec.get("default"), "default" in spec)
 
     # ------------------------------------------------------------ signatures
-    def params(self, path: PathKey, spec: Any) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def params(self, path: PathKey, spec: Any) -> dict[str, T.Type]:
+        out: dict[str, T.Type] = {}
         for pname, ptype in (spec or {}).items():
             out[pname] = self.type_of(path + (pname,), ptype)
         return out

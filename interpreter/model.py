@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Loc
+from .dsl.types import Type
 
 
 def copy_plain(value: Any) -> Any:
@@ -47,22 +48,15 @@ NO_MEMO: dict = {}
 # Procedure calls (frames) and function calls nest at most this deep.
 MAX_CALL_DEPTH = 200
 
-SCALAR_TYPES = ("int", "bool", "str", "any")
 PLAYER_KIND = "player"
 RESERVED_FIELDS = ("id", "kind", "zone")
 
 
-def type_default(type_: str) -> Any:
+def type_default(type_: Type) -> Any:
     """The value a field or global of this type starts with when none is given."""
-    if type_ == "int":
-        return 0
-    if type_ == "bool":
-        return False
-    if type_ == "str":
-        return ""
-    if type_.startswith("list:"):
-        return []
-    return None
+    if type_.tag == "list":
+        return []  # a new list each time: callers keep it
+    return {"int": 0, "bool": False, "str": ""}.get(type_.tag)
 
 
 class RuleFault(Exception):
@@ -124,7 +118,7 @@ def work_fault(budget: int) -> RuleFault:
 @dataclass
 class FieldDef:
     name: str
-    type: str  # a type string, see types.py
+    type: Type  # see dsl/types.py
     default: Any = None
 
 
@@ -152,7 +146,7 @@ class KindDef:
 @dataclass
 class GlobalDef:
     name: str
-    type: str
+    type: Type
     initial: Any
 
 
@@ -168,8 +162,8 @@ class TableDef:
 @dataclass
 class FunctionDef:
     name: str
-    params: dict[str, str]
-    returns: str
+    params: dict[str, Type]
+    returns: Type
     fn: ExprFn | None = None
     loc: Loc | None = None
 
@@ -177,8 +171,8 @@ class FunctionDef:
 @dataclass
 class PointDef:
     name: str
-    params: dict[str, str]
-    type: str
+    params: dict[str, Type]
+    type: Type
     base: ExprFn | None = None
     loc: Loc | None = None
 
@@ -186,7 +180,7 @@ class PointDef:
 @dataclass
 class Procedure:
     name: str
-    params: dict[str, str]
+    params: dict[str, Type]
     # Its generated function run on a frame: ``run(game, frame)`` goes on from the frame's
     # resume point ('pc', 0 at the start) to the next decision or the procedure's end.
     run: OpFn | None = None
@@ -199,7 +193,7 @@ class Procedure:
 @dataclass
 class ActionParam:
     name: str
-    type: str
+    type: Type
     domain: ExprFn | None = None
 
 

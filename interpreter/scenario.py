@@ -15,6 +15,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl import ast as A
+from .dsl import types as T
 from .dsl.compiler import Compiler
 from .dsl.parser import DslSyntaxError, parse_expr
 from .loader import find_ruleset, load_ruleset
@@ -79,7 +80,7 @@ def run_scenario(path: str | Path) -> ScenarioRun:
         raise
     # Assertions are checked before the steps, like every other rule text. Seats and the
     # entities made during set-up (e.g. each seat's leaders) may be named in them.
-    names = {e: f"ent:{rec['kind']}" for e, rec in game.ents.items() if e not in rs.entities}
+    names = {e: T.ent(rec["kind"]) for e, rec in game.ents.items() if e not in rs.entities}
     checks = [_compile_assert(rs, str(text), smap, ("assert", i), names)
               for i, text in enumerate(data.get("assert") or [])]
     for i, step in enumerate(data.get("steps") or []):
@@ -187,7 +188,7 @@ def _unplaceable(game: Game, eid: Any, key: Any, placed: set[str]) -> str:
     return ""
 
 
-def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
+def _fits(game: Game, type_: T.Type, value: Any, smap: SourceMap, path: tuple, diags: list[Diagnostic]) -> bool:
     """Check a patched value against its declared type (entity references must exist) and the bounds.
 
     The bounds are those of the values rules compute (model.MAX_INT, MAX_LIST, MAX_STR): a patch
@@ -198,29 +199,29 @@ def _fits(game: Game, type_: str, value: Any, smap: SourceMap, path: tuple, diag
         return True
     if not _fits_size(value, smap, path, diags):
         return False
-    if type_ == "any":
+    if type_ == T.ANY:
         return _plain_value(value, smap, path, diags)
-    if type_ == "int":
+    if type_ == T.INT:
         ok = isinstance(value, int) and not isinstance(value, bool)
-    elif type_ == "bool":
+    elif type_ == T.BOOL:
         ok = isinstance(value, bool)
-    elif type_ == "str":
+    elif type_ == T.STR:
         ok = isinstance(value, str)
-    elif type_.startswith("list:"):
+    elif T.is_list(type_):
         if not isinstance(value, list):
             ok = False
         else:
-            return all(_fits(game, type_[5:], v, smap, path + (i,), diags) for i, v in enumerate(value))
-    elif type_.startswith("ent:"):
-        kind = type_[4:]
+            return all(_fits(game, T.item(type_), v, smap, path + (i,), diags) for i, v in enumerate(value))
+    elif T.is_ent(type_):
+        kind = T.kind_of(type_)
         e = game.ents.get(value) if isinstance(value, str) else None
         ok = e is not None and (kind == "*" or e["kind"] == kind)
-    elif type_.startswith("zone:"):
+    elif T.is_zone(type_):
         ok = isinstance(value, str) and game._zone_def(value) is not None
     else:
         return _plain_value(value, smap, path, diags)
     if not ok:
-        diags.append(Diagnostic(smap.loc(path), f"wrong type: {_brief(value)} is not {type_.replace('ent:', 'a ')}"))
+        diags.append(Diagnostic(smap.loc(path), f"wrong type: {_brief(value)} is not {str(type_).replace('ent:', 'a ')}"))
     return ok
 
 
@@ -292,13 +293,13 @@ def _show(v: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names: dict[str, str]) -> Any:
+def _compile_assert(rs: Ruleset, text: str, smap: SourceMap, path: tuple, names: dict[str, T.Type]) -> Any:
     """Compile one assertion; ``names`` (seats, entities made in set-up) may be used as names."""
     diags: list[Diagnostic] = []
     compiler = Compiler(rs, diags)
     origin = smap.text(path)
     scope = dict(names)
-    fn, _ = compiler.expression(text, origin, scope, "bool", "an assertion")
+    fn, _ = compiler.expression(text, origin, scope, T.BOOL, "an assertion")
     if fn is None:
         raise LudusError(diags)
     sides: list[Any] = []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..model import PLAYER_KIND
 from . import types as T
+from .types import Type
 
 # What a built-in accepts:
 LIST = "list"  # one list, zone or map (its first argument), gone through as a sequence
@@ -30,7 +31,7 @@ class Builtin:
     lo: int  # fewest arguments
     hi: int  # most arguments (-1: any number)
     takes: str  # LIST, NUMBERS or VALUE
-    returns: Callable[[list[str]], str]  # the result type, from the arguments' types
+    returns: Callable[[list[Type]], Type]  # the result type, from the arguments' types
     source: str  # Python source; {0}, {1}... stand for the arguments
     doc: str  # the documentation's "result" column (Markdown)
     signature: str = ""  # as documented, e.g. ``min(L)``; default name(L)
@@ -39,7 +40,7 @@ class Builtin:
     maps: bool = False  # its list argument must be a per-player map
 
 
-def _el(ts: list[str]) -> str:
+def _el(ts: list[Type]) -> Type:
     return T.element(ts[0])
 
 

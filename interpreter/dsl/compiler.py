@@ -41,6 +41,7 @@ from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 from .procwriter import ProcWriter, callees, function_source, pauses_itself, point_source
 from .source import DICT, PY, CodeGen, Src, Writer, local
 from .statements import Statements, Stmt
+from .types import Type
 
 MAX_PARAMS = 16  # parameters of one action (its lister nests one loop per parameter)
 Text = tuple[str, Any]  # a rules text and where it starts (its TextOrigin)
@@ -82,7 +83,7 @@ class Compiler:
             self._exhausted(exc)
         return None
 
-    def _checked(self, node: A.Node, scope: Scope, want: str | None, what: str) -> tuple[Src | None, str]:
+    def _checked(self, node: A.Node, scope: Scope, want: Type | None, what: str) -> tuple[Src | None, Type]:
         try:
             s, t = self.x.expr(node, dict(scope))
         except Abort:
@@ -114,13 +115,13 @@ class Compiler:
 
     # ------------------------------------------------------------ entry points
     def expression(self, text: str, origin: TextOrigin, scope: Scope,
-                   want: str | None = None, what: str = "expression") -> tuple[ExprFn | None, str]:
+                   want: Type | None = None, what: str = "expression") -> tuple[ExprFn | None, Type]:
         """Compile one expression written in YAML: (the engine's function or None on error, type)."""
         src, t = self.source(text, origin, scope, want, what)
         return (self.root(src, what) if src is not None else None), t
 
     def source(self, text: str, origin: TextOrigin, scope: Scope,
-               want: str | None = None, what: str = "expression") -> tuple[Src | None, str]:
+               want: Type | None = None, what: str = "expression") -> tuple[Src | None, Type]:
         """Compile one expression written in YAML to its source (None on error) and type."""
         node = self._parse_expr(text, origin)
         if node is None:
@@ -194,7 +195,7 @@ class Compiler:
                label: Text | None, body: Text) -> None:
         """Compile an action: its parameters' choices, its ``if``, its label, its body, and the
         lister of its legal choices."""
-        scope: dict[str, str] = {"actor": T.ent(PLAYER_KIND)}
+        scope: dict[str, Type] = {"actor": T.ent(PLAYER_KIND)}
         doms: list[Src | None] = []
         if len(domains) > MAX_PARAMS:
             self.diags.append(Diagnostic(action.loc or Loc(self.rs.folder),
@@ -426,7 +427,7 @@ def _writer(pw: ProcWriter) -> Callable[[], Writer]:
     return pw.write
 
 
-def _simple(t: str) -> bool:
+def _simple(t: Type) -> bool:
     """Values passed to an action as they are (no copy needed)."""
     return t in (T.INT, T.STR, T.BOOL) or T.is_ent(t)
 

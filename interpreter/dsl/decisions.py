@@ -15,6 +15,7 @@ from . import types as T
 from .expressions import Abort, Expressions, Scope
 from .source import Src
 from .stmt import Line, Stmt
+from .types import Type
 
 
 class Decisions:
@@ -35,7 +36,7 @@ class Decisions:
         line: Line = ("g.finish(g.label_of(", reason, "))") if reason is not None else ("g.finish('game over')",)
         return Stmt("end", self.where(s.pos), [line])
 
-    def _options(self, node: A.Node, scope: Scope) -> tuple[Src, str]:
+    def _options(self, node: A.Node, scope: Scope) -> tuple[Src, Type]:
         value, t = self.x.expr(node, scope)
         if not T.iterable(t):
             self.err(node.pos, f"wrong type: the options must be a list or zone, not {T.describe(t)}")
@@ -93,7 +94,7 @@ class Decisions:
         inner2 = dict(inner)
         inner2[s.var] = el
         label = self._root(s.label, inner2)
-        scope[s.var] = f"map:{el}"
+        scope[s.var] = T.map_of(el)
         self.step += 1
         return Stmt("ask", self.where(s.pos), [("g.ask_secret(list(", players, f"), {s.pvar!r}, {options_root}, "
                                                 f"{s.var!r}, _save(fr, locals()), {prompt}, {label}, None)")],

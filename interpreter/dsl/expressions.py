@@ -18,6 +18,7 @@ from . import builtins as B
 from . import types as T
 from .operators import LITERALS, Abort, Operators, Scope, constant
 from .source import CodeGen, Src, local, read_local
+from .types import Type
 
 BUILTIN_NAMES = {"players": T.list_of(T.ent(PLAYER_KIND)), "player_count": T.INT,
                  "none": T.NONE, "true": T.BOOL, "false": T.BOOL}
@@ -90,17 +91,17 @@ class Expressions(Operators):
         return self.gen.const(value).replace("{", "{{").replace("}", "}}")
 
     # ------------------------------------------------------------ entry
-    def expr(self, node: A.Node, scope: Scope) -> tuple[Src, str]:
+    def expr(self, node: A.Node, scope: Scope) -> tuple[Src, Type]:
         return getattr(self, "x_" + type(node).__name__)(node, scope)
 
-    def want(self, node: A.Node, scope: Scope, want: str, what: str) -> Src:
+    def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src:
         s, t = self.expr(node, scope)
         if not T.compatible(want, t):
             self.err(node.pos, f"wrong type: {what} must be {T.describe(want)}, not {T.describe(t)}")
             raise Abort
         return s
 
-    def seq(self, s: Src, t: str, pos: A.Pos) -> Src:
+    def seq(self, s: Src, t: Type, pos: A.Pos) -> Src:
         """``s`` as a Python sequence (a zone gives its items)."""
         if T.is_zone(t):
             self.read("zones")
@@ -111,10 +112,10 @@ class Expressions(Operators):
         return self.src("g.as_seq({0})", s, pos=pos)
 
     # ------------------------------------------------------------ literals and names
-    def x_Num(self, n: A.Num, scope: Scope) -> tuple[Src, str]:
+    def x_Num(self, n: A.Num, scope: Scope) -> tuple[Src, Type]:
         return self.src(self.k(n.value), pos=n.pos), T.INT
 
-    def x_Str(self, n: A.Str, scope: Scope) -> tuple[Src, str]:
+    def x_Str(self, n: A.Str, scope: Scope) -> tuple[Src, Type]:
         if len(n.parts) == 1 and isinstance(n.parts[0], str):
             return self.src(self.k(n.parts[0]), pos=n.pos), T.STR
         texts: list[str] = []
@@ -129,7 +130,7 @@ class Expressions(Operators):
                 parts.append(s)
         return self.src("_sz(" + " + ".join(texts or ["''"]) + ")", *parts, pos=n.pos), T.STR
 
-    def x_Name(self, n: A.Name, scope: Scope) -> tuple[Src, str]:
+    def x_Name(self, n: A.Name, scope: Scope) -> tuple[Src, Type]:
         name = n.name
         if name in scope:
             return read_local(name, (self.origin, n.pos[0], n.pos[1])), scope[name]
@@ -140,7 +141,7 @@ class Expressions(Operators):
         if name in rs.entities:
             return self.src(self.k(name), pos=n.pos), T.ent(rs.entities[name]["kind"])
         if name in rs.zones and rs.zones[name].per is None:
-            return self.src(self.k(name), pos=n.pos), f"zone:{rs.zones[name].holds}"
+            return self.src(self.k(name), pos=n.pos), T.zone_of(rs.zones[name].holds)
         if name == "players":
             return self.src("g.players", pos=n.pos), BUILTIN_NAMES[name]
         if name == "player_count":
@@ -161,7 +162,7 @@ class Expressions(Operators):
         self.err(n.pos, f"unknown name '{name}'", did_you_mean(name, known))
         raise Abort
 
-    def x_Every(self, n: A.Every, scope: Scope) -> tuple[Src, str]:
+    def x_Every(self, n: A.Every, scope: Scope) -> tuple[Src, Type]:
         kind = n.kind
         if kind not in self.rs.kinds:
             self.err(n.pos, f"unknown kind '{kind}'", did_you_mean(kind, self.rs.kinds))
@@ -171,24 +172,24 @@ class Expressions(Operators):
         return self.src(f"g.kind_ids({self.k(kind)})", pos=n.pos), T.list_of(T.ent(kind))
 
     # ------------------------------------------------------------ fields and indexing
-    def x_Attr(self, n: A.Attr, scope: Scope) -> tuple[Src, str]:
+    def x_Attr(self, n: A.Attr, scope: Scope) -> tuple[Src, Type]:
         obj, t = self.expr(n.obj, scope)
         name = n.name
         self.read("field", name)  # (a zone's name reads nothing: it only names the zone)
-        if T.is_ent(t) and T.arg(t) != "*":
-            kind = self.rs.kinds[T.arg(t)]
+        if T.is_ent(t) and T.kind_of(t) != "*":
+            kind = self.rs.kinds[T.kind_of(t)]
             if name in kind.fields:
                 return self.src(f"g.ents[{{0}}][{self.k(name)}]", obj, pos=n.pos,
                                 explain=_explain_attr(name)), kind.fields[name].type
             if name in kind.zones:
                 return self.src(f"({self.k(name + '@')} + {{0}})", obj, pos=n.pos,
-                                explain=_explain_zone_of(name)), f"zone:{kind.zones[name].holds}"
+                                explain=_explain_zone_of(name)), T.zone_of(kind.zones[name].holds)
             if name == "id":
                 return obj, T.STR
             if name == "kind":
                 return self.src("g.ents[{0}]['kind']", obj, pos=n.pos, explain=_explain_attr(name)), T.STR
             if name == "zone":
-                return self.src("g.ents[{0}].get('zone')", obj, pos=n.pos, explain=_explain_attr(name)), "zone:*"
+                return self.src("g.ents[{0}].get('zone')", obj, pos=n.pos, explain=_explain_attr(name)), T.zone_of("*")
             choices = list(kind.fields) + list(kind.zones) + ["id", "kind", "zone"]
             self.err(n.pos, f"{kind.name} has no field or zone '{name}'", did_you_mean(name, choices))
             raise Abort
@@ -196,7 +197,7 @@ class Expressions(Operators):
             if name == "id":
                 return obj, T.STR
             text = "g.ents[{0}]['kind']" if name == "kind" else "g.ents[{0}].get('zone')"
-            return self.src(text, obj, pos=n.pos, explain=_explain_attr(name)), T.STR if name == "kind" else "zone:*"
+            return self.src(text, obj, pos=n.pos, explain=_explain_attr(name)), T.STR if name == "kind" else T.zone_of("*")
         if T.is_ent(t) and name not in self.zone_names:
             # an entity of some kind: a field (no kind has a zone of that name)
             return self.src(f"g.ents[{{0}}][{self.k(name)}]", obj, pos=n.pos,
@@ -215,7 +216,7 @@ class Expressions(Operators):
         self.err(n.pos, f"wrong type: cannot read '.{name}' of {T.describe(t)}")
         raise Abort
 
-    def x_Index(self, n: A.Index, scope: Scope) -> tuple[Src, str]:
+    def x_Index(self, n: A.Index, scope: Scope) -> tuple[Src, Type]:
         if isinstance(n.obj, A.Name) and n.obj.name in self.rs.tables and n.obj.name not in scope:
             table = self.rs.tables[n.obj.name]
             if len(n.args) != len(table.keys):
@@ -239,12 +240,12 @@ class Expressions(Operators):
         if T.is_map(t) or t == T.ANY:
             self.read("all")  # maybe a zone
             return self.src("g.index_value({0}, {1}, None)", obj, key, pos=n.pos), \
-                T.arg(t) if T.is_map(t) else T.ANY
+                T.item(t) if T.is_map(t) else T.ANY
         self.err(n.pos, f"wrong type: cannot index {T.describe(t)}")
         raise Abort
 
     # ------------------------------------------------------------ lists and queries
-    def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[Src, str]:
+    def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[Src, Type]:
         parts = []
         t = T.NONE
         for item in n.items:
@@ -254,7 +255,7 @@ class Expressions(Operators):
         text = "[" + ", ".join(f"{{{i}}}" for i in range(len(parts))) + "]"
         return self.src(text, *parts, pos=n.pos), T.list_of(t if t != T.NONE else T.ANY)
 
-    def query(self, q: A.Query, scope: Scope) -> tuple[Src, str]:
+    def query(self, q: A.Query, scope: Scope) -> tuple[Src, Type]:
         """``[head for x in source if where]``, each item gone through counted as work."""
         source, st = self.expr(q.source, scope)
         if not T.iterable(st):
@@ -276,10 +277,10 @@ class Expressions(Operators):
             text = "[" + local(q.var) + text + "]"
         return self.src(text, *parts, pos=q.pos, binds=q.var, bound_from=1), T.list_of(ht)
 
-    def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[Src, str]:
+    def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[Src, Type]:
         return self.query(n.query, scope)
 
-    def x_CallQuery(self, n: A.CallQuery, scope: Scope) -> tuple[Src, str]:
+    def x_CallQuery(self, n: A.CallQuery, scope: Scope) -> tuple[Src, Type]:
         if n.fn not in B.QUERY_FUNCS:
             self.err(n.pos, f"'{n.fn}' does not take a 'for ... in ...' query",
                      "queries go with " + ", ".join(B.QUERY_FUNCS))
@@ -293,7 +294,7 @@ class Expressions(Operators):
         return self.builtin(n.fn, [(s, t)], n.pos, [q])
 
     # ------------------------------------------------------------ calls
-    def x_Call(self, n: A.Call, scope: Scope) -> tuple[Src, str]:
+    def x_Call(self, n: A.Call, scope: Scope) -> tuple[Src, Type]:
         rs = self.rs
         name = n.fn
         if name in rs.functions:
@@ -324,7 +325,7 @@ class Expressions(Operators):
         self.err(n.pos, f"unknown function '{name}'", did_you_mean(name, known))
         raise Abort
 
-    def check_args(self, n: A.Call | A.Consume, params: list[tuple[str, str]], scope: Scope,
+    def check_args(self, n: A.Call | A.Consume, params: list[tuple[str, Type]], scope: Scope,
                    what: str) -> list[Src]:
         if len(n.args) != len(params):
             self.err(n.pos, f"{what} takes {len(params)} argument(s) "

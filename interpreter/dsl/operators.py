@@ -14,11 +14,12 @@ from . import ast as A
 from . import builtins as B
 from . import types as T
 from .source import Src
+from .types import Type
 
 if TYPE_CHECKING:
     from .source import Explain
 
-Scope = dict[str, str]  # the locals in scope and their types
+Scope = dict[str, Type]  # the locals in scope and their types
 LITERALS: dict[str, Any] = {"none": None, "true": True, "false": False}
 
 # A chain of more operands (a + b + ...) is folded by a helper over the tuple of its operands:
@@ -49,16 +50,16 @@ class Operators:
     """Operators and built-in calls (a mixin: the helpers it uses are those of Expressions)."""
 
     if TYPE_CHECKING:
-        def expr(self, node: A.Node, scope: Scope) -> tuple[Src, str]: ...
-        def want(self, node: A.Node, scope: Scope, want: str, what: str) -> Src: ...
-        def seq(self, s: Src, t: str, pos: A.Pos) -> Src: ...
+        def expr(self, node: A.Node, scope: Scope) -> tuple[Src, Type]: ...
+        def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src: ...
+        def seq(self, s: Src, t: Type, pos: A.Pos) -> Src: ...
         def err(self, pos: A.Pos, message: str, hint: str = "") -> None: ...
         def read(self, *fact: str) -> None: ...
         def k(self, value: Any) -> str: ...
         def src(self, template: str, *parts: Src, pos: A.Pos, explain: Explain | None = None,
                 binds: str | None = None, bound_from: int = 0) -> Src: ...
 
-    def builtin(self, name: str, args: list[tuple[Src, str]], pos: A.Pos, nodes: list[Any]) -> tuple[Src, str]:
+    def builtin(self, name: str, args: list[tuple[Src, Type]], pos: A.Pos, nodes: list[Any]) -> tuple[Src, Type]:
         b = B.lookup(name, len(args))
         assert b is not None
         if name == "distance":
@@ -90,18 +91,18 @@ class Operators:
         return self.src(template, *parts, pos=pos), b.returns(types)
 
     # ------------------------------------------------------------ operators
-    def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[Src, str]:
+    def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[Src, Type]:
         if n.op == "-":
             return self.src("(-{0})", self.want(n.operand, scope, T.INT, "the operand of '-'"), pos=n.pos), T.INT
         return self.src("(not {0})", self.want(n.operand, scope, T.BOOL, "the operand of 'not'"), pos=n.pos), T.BOOL
 
-    def x_Cond(self, n: A.Cond, scope: Scope) -> tuple[Src, str]:
+    def x_Cond(self, n: A.Cond, scope: Scope) -> tuple[Src, Type]:
         test = self.want(n.test, scope, T.BOOL, "an 'if' condition")
         a, ta = self.expr(n.then, scope)
         b, tb = self.expr(n.other, scope)
         return self.src("({1} if {0} else {2})", test, a, b, pos=n.pos), T.join(ta, tb)
 
-    def x_Chain(self, n: A.Chain, scope: Scope) -> tuple[Src, str]:
+    def x_Chain(self, n: A.Chain, scope: Scope) -> tuple[Src, Type]:
         """``a + b - c``, ``a * b``, ``a and b and c``: left to right, as a left-nested tree would.
 
         Each operator is checked as a binary one (the left side's place being the previous
@@ -128,7 +129,7 @@ class Operators:
         return self.src(f"_ck({text})" if t == T.INT and not products else f"({text})", *parts, pos=n.pos,
                         explain=_explain_chain), t
 
-    def _logic_chain(self, n: A.Chain, scope: Scope) -> tuple[Src, str]:
+    def _logic_chain(self, n: A.Chain, scope: Scope) -> tuple[Src, Type]:
         op = n.rest[0][0]
         parts = [self.want(n.first, scope, T.BOOL, f"the left side of '{op}'")]
         parts += [self.want(node, scope, T.BOOL, f"the right side of '{op}'") for op, _pos, node in n.rest]
@@ -136,7 +137,7 @@ class Operators:
         text = "{0}" + "".join(f" {op} {{{i}}}" for i in range(1, len(parts)))
         return self.src(f"({text})", *parts, pos=n.pos), T.BOOL
 
-    def _step(self, op: str, ta: str, tb: str, left_pos: A.Pos, right: A.Node) -> tuple[str, str]:
+    def _step(self, op: str, ta: Type, tb: Type, left_pos: A.Pos, right: A.Node) -> tuple[str, Type]:
         """One operator of a chain: (Python template, result type); NUL+L / NUL+R stand for the sides."""
         if op == "+" and (T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb)):
             return (f"_cat(g, {_seq_text(ta, chr(0) + 'L')}, {_seq_text(tb, chr(0) + 'R')})",
@@ -151,7 +152,7 @@ class Operators:
         return {"+": "\x00L + \x00R", "-": "\x00L - \x00R", "*": "_mul(\x00L, \x00R)",
                 "/": "\x00L // \x00R", "%": "\x00L % \x00R"}[op], T.INT
 
-    def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[Src, str]:
+    def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[Src, Type]:
         op = n.op
         if op in ("and", "or", "+", "-", "*", "/", "%"):  # the parser writes these as chains
             return self.x_Chain(A.Chain(n.pos, n.left, [(op, n.pos, n.right)]), scope)
@@ -188,7 +189,7 @@ class Operators:
             return self.src("_span(g, {0}, {1})", a, b, pos=n.pos), T.list_of(T.INT)
         raise AssertionError(op)
 
-def _seq_text(t: str, text: str) -> str:
+def _seq_text(t: Type, text: str) -> str:
     """Source making a value of type ``t`` a Python sequence."""
     if T.is_zone(t):
         return f"g.zones[{text}]"

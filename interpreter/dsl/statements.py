@@ -21,6 +21,7 @@ from .decisions import Decisions
 from .expressions import Abort, Expressions, Scope
 from .source import Src, local
 from .stmt import Line, Stmt
+from .types import Type
 
 MAX_LOOPS = 16  # loops inside each other in one procedure (Python compiles at most 20 nested blocks)
 MAX_BLOCKS = 40  # blocks inside each other (each may add an indentation level or two)
@@ -111,8 +112,8 @@ class Statements(Decisions):
         assert isinstance(target_attr, A.Attr)
         obj, ot = x.expr(target_attr.obj, scope)
         fname = target_attr.name
-        if T.is_ent(ot) and T.arg(ot) != "*":
-            kind_def = self.rs.kinds[T.arg(ot)]
+        if T.is_ent(ot) and T.kind_of(ot) != "*":
+            kind_def = self.rs.kinds[T.kind_of(ot)]
             if fname not in kind_def.fields:
                 self.err(target_attr.pos, f"{kind_def.name} has no field '{fname}'", did_you_mean(fname, kind_def.fields))
                 raise Abort
@@ -125,7 +126,7 @@ class Statements(Decisions):
         value = self._value(s, t, scope)
         return self.do(s.pos, ("g.set_field(", obj, f", {fname!r}, ", value, f", {op!r}, None)"))
 
-    def _value(self, s: A.Set, t: str, scope: Scope) -> Src:
+    def _value(self, s: A.Set, t: Type, scope: Scope) -> Src:
         if s.op == "=":
             value, vt = self.x.expr(s.value, scope)
             if not T.compatible(t, vt):

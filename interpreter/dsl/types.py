@@ -1,78 +1,120 @@
-"""Static types of the rules language, as short strings.
+"""Static types of the rules language, as small immutable objects.
 
-``int``, ``bool``, ``str``, ``none``, ``any``; ``ent:KIND`` (an entity id of that
-kind; ``ent:*`` for any kind); ``zone:KIND`` (a zone holding entities of that kind,
-``zone:*`` when mixed); ``list:T``; ``map:T`` (a value per player, from a secret
-choice). The checker is deliberately forgiving: ``any`` matches everything, so
-rule authors get errors only for mistakes that are certain.
+``int``, ``bool``, ``str``, ``none``, ``any``; an entity of a kind (``ent(KIND)``; ``ent("*")``
+for any kind); a zone holding entities of a kind (``zone_of(KIND)``, ``zone_of("*")`` when
+mixed); a list of values of a type (``list_of(T)``); a value per player, from a secret choice
+(``map_of(T)``). The checker is deliberately forgiving: ``any`` matches everything, so rule
+authors get errors only for mistakes that are certain.
+
+``str(t)`` gives a short text (``int``, ``ent:card``, ``list:int``), for debugging and tests;
+messages use :func:`describe`.
 """
 
 from __future__ import annotations
 
-INT, BOOL, STR, NONE, ANY = "int", "bool", "str", "none", "any"
+from dataclasses import dataclass
+
+SCALARS = ("int", "bool", "str", "none", "any")
 
 
-def is_list(t: str) -> bool:
-    return t.startswith("list:")
+@dataclass(frozen=True, slots=True)
+class Type:
+    """One type: ``tag`` is a scalar name or ``ent``/``zone`` (``arg`` a kind name, or '*') or
+    ``list``/``map`` (``arg`` the type of the items)."""
+
+    tag: str
+    arg: Type | str | None = None
+
+    def __str__(self) -> str:
+        return self.tag if self.arg is None else f"{self.tag}:{self.arg}"
+
+    def __repr__(self) -> str:
+        return f"Type({self})"
 
 
-def is_ent(t: str) -> bool:
-    return t.startswith("ent:")
+INT, BOOL, STR, NONE, ANY = (Type(t) for t in SCALARS)
 
 
-def is_zone(t: str) -> bool:
-    return t.startswith("zone:")
+def is_list(t: Type) -> bool:
+    return t.tag == "list"
 
 
-def is_map(t: str) -> bool:
-    return t.startswith("map:")
+def is_ent(t: Type) -> bool:
+    return t.tag == "ent"
 
 
-def arg(t: str) -> str:
-    """The parameter of a compound type (``list:int`` → ``int``)."""
-    return t.split(":", 1)[1] if ":" in t else ANY
+def is_zone(t: Type) -> bool:
+    return t.tag == "zone"
 
 
-def list_of(t: str) -> str:
-    return f"list:{t}"
+def is_map(t: Type) -> bool:
+    return t.tag == "map"
 
 
-def ent(kind: str) -> str:
-    return f"ent:{kind}"
+def arg(t: Type) -> Type | str:
+    """The parameter of a compound type: the items' type of a list or map, the kind of an entity
+    or a zone ('*': any kind); ``any`` for the others."""
+    return t.arg if t.arg is not None else ANY
 
 
-def element(t: str) -> str:
+def kind_of(t: Type) -> str:
+    """The kind of an entity or zone type ('*': any kind)."""
+    return t.arg if isinstance(t.arg, str) else "*"
+
+
+def item(t: Type) -> Type:
+    """The items' type of a list or map (``any`` for the others)."""
+    return t.arg if isinstance(t.arg, Type) else ANY
+
+
+def list_of(t: Type) -> Type:
+    return Type("list", t)
+
+
+def map_of(t: Type) -> Type:
+    return Type("map", t)
+
+
+def ent(kind: str) -> Type:
+    return Type("ent", kind)
+
+
+def zone_of(kind: str) -> Type:
+    return Type("zone", kind)
+
+
+def element(t: Type) -> Type:
     """The type of one item when iterating over a value of type ``t``."""
-    if is_list(t):
-        return arg(t)
-    if is_zone(t):
-        k = arg(t)
+    if t.tag == "list":
+        return item(t)
+    if t.tag == "zone":
+        k = kind_of(t)
         return ANY if k == "*" else ent(k)
-    if is_map(t):
+    if t.tag == "map":
         return ent("player")
     return ANY
 
 
-def iterable(t: str) -> bool:
-    return t == ANY or is_list(t) or is_zone(t) or is_map(t)
+def iterable(t: Type) -> bool:
+    return t == ANY or t.tag in ("list", "zone", "map")
 
 
-def compatible(want: str, got: str) -> bool:
+def compatible(want: Type, got: Type) -> bool:
     """Whether a value of type ``got`` may be used where ``want`` is expected."""
     if ANY in (want, got) or want == got:
         return True
     if got == NONE:
         return want not in (INT, BOOL)
     if is_ent(want) and is_ent(got):
-        return arg(want) == "*" or arg(got) == "*"
+        return kind_of(want) == "*" or kind_of(got) == "*"
     if is_list(want) and (is_list(got) or is_zone(got)):
-        return compatible(arg(want), element(got))
+        return compatible(item(want), element(got))
     if is_zone(want) and is_zone(got):
-        return arg(want) == "*" or arg(got) == "*"
+        return kind_of(want) == "*" or kind_of(got) == "*"
     return False
 
 
-def join(a: str, b: str) -> str:
+def join(a: Type, b: Type) -> Type:
     """The type of a value that is either ``a`` or ``b``."""
     if a == b:
         return a
@@ -83,14 +125,14 @@ def join(a: str, b: str) -> str:
     if is_ent(a) and is_ent(b):
         return ent("*")
     if is_list(a) and is_list(b):
-        return list_of(join(arg(a), arg(b)))
+        return list_of(join(item(a), item(b)))
     return ANY
 
 
-def describe(t: str) -> str:
+def describe(t: Type) -> str:
     """A reader-friendly name of a type for messages."""
     if is_ent(t):
-        k = arg(t)
+        k = kind_of(t)
         return "an entity" if k == "*" else f"a {k}"
     if is_zone(t):
         return "a zone"
@@ -98,13 +140,13 @@ def describe(t: str) -> str:
         return "a list"
     if is_map(t):
         return "a per-player map"
-    return {INT: "a number", BOOL: "true/false", STR: "text", NONE: "none", ANY: "a value"}.get(t, t)
+    return {"int": "a number", "bool": "true/false", "str": "text", "none": "none", "any": "a value"}.get(t.tag, t.tag)
 
 
 MAX_TYPE_DEPTH = 8  # "list of list of ... int": more is a typo or a hostile text
 
 
-def parse_type(text: str, kinds: set[str]) -> str | None:
+def parse_type(text: str, kinds: set[str]) -> Type | None:
     """Parse a type as written in YAML (``int``, ``card``, ``list of card``); None if unknown
     (or nested more than MAX_TYPE_DEPTH lists deep)."""
     t = " ".join(str(text).split())
@@ -114,12 +156,13 @@ def parse_type(text: str, kinds: set[str]) -> str | None:
         lists += 1
         if lists > MAX_TYPE_DEPTH:
             return None
-    if t in (INT, BOOL, STR, ANY):
-        base = t
+    base: Type
+    if t in ("int", "bool", "str", "any"):
+        base = Type(t)
     elif t == "list":
         base = list_of(ANY)
     elif t == "zone":
-        base = "zone:*"
+        base = zone_of("*")
     elif t in kinds:
         base = ent(t)
     elif t == "entity":

@@ -30,22 +30,21 @@ class Values(GameBase):
     def changed_field(self, name: str) -> None:
         """Forget the results of the functions that read a field called ``name`` (or that read
         anything; see dsl/compiler._memo_readers)."""
-        memos = self.memos
-        for i in self.rs.memo_readers.get(("field", name), self.rs.memo_always):
-            memos[i].clear()
+        self._forget(("field", name))
 
     def changed_glob(self, name: str) -> None:
         """Forget the results of the functions that read the global ``name`` (compiled rules
         call it after setting one)."""
-        memos = self.memos
-        for i in self.rs.memo_readers.get(("glob", name), self.rs.memo_always):
-            memos[i].clear()
+        self._forget(("glob", name))
 
     def changed_zones(self) -> None:
         """Forget the results of the functions that read the items of a zone or where an
         entity is (an entity moved, a zone was shuffled)."""
+        self._forget(("zones",))
+
+    def _forget(self, fact: tuple[str, ...]) -> None:
         memos = self.memos
-        for i in self.rs.memo_readers.get(("zones",), self.rs.memo_always):
+        for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
             memos[i].clear()
 
     def label_of(self, v: Any) -> str:

@@ -287,7 +287,7 @@ def test_type_nested_too_deeply(tmp_path: Path) -> None:
         load_ruleset(str(folder), cache=False)
     (folder / "game.yaml").write_text(game.replace("      value: int", "      value: int\n      deep: "
                                                    + "list of " * 8 + "int", 1))
-    assert load_ruleset(str(folder), cache=False).kinds["token"].fields["deep"].type == "list:" * 8 + "int"
+    assert str(load_ruleset(str(folder), cache=False).kinds["token"].fields["deep"].type) == "list:" * 8 + "int"
 
 
 def test_operator_inside_a_text_keeps_its_place(tmp_path: Path) -> None:
