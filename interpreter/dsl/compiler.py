@@ -16,14 +16,11 @@ operations the statements write: the language is a sandbox.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, did_you_mean
 from ..model import (
-    CALL_WORK,
-    MAX_CALL_DEPTH,
     PLAYER_KIND,
     ActionDef,
     ActionParam,
@@ -37,8 +34,9 @@ from ..yamlsource import TextOrigin
 from . import ast as A
 from . import types as T
 from .expressions import Abort, Expressions, Scope
+from .functions import write_functions
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
-from .procwriter import ProcWriter, callees, function_source, pauses_itself, point_source
+from .procwriter import ProcWriter, callees, pauses_itself, point_source
 from .source import DICT, PY, CodeGen, Src, Writer, local
 from .statements import Statements, Stmt
 from .types import Type
@@ -297,7 +295,7 @@ class Compiler:
         frame. Every procedure (direct ones too, for a scenario's ``start``) gets a function
         the engine runs on a frame.
         """
-        self._write_functions()
+        write_functions(self.gen, self.rs, self.functions, self.reads)
         facts = {name: (not pauses_itself(stmts), callees(stmts)) for name, (_p, stmts, _w) in self.bodies.items()}
         direct: set[str] = set()
         grew = True
@@ -321,68 +319,6 @@ class Compiler:
                 proc.run = self.gen.lazy(pw.name, _writer(pw))
                 proc.points = {n: where for n, where in pw.points.items()}
 
-    def _write_functions(self) -> None:
-        """The positional twins of the rules functions.
-
-        A *cheap* function — it goes through no list, calls only cheap functions and is not
-        recursive — does a bounded amount of work, less than looking its result up: it is not
-        remembered and its calls count no work. Every other function remembers its results.
-        """
-        twin = {name: self.gen.twin("F", name) for name in self.functions}
-        facts = {name: _cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in self.functions.items()}
-        cheap: set[str] = set()
-        grew = True
-        while grew:  # least fixed point: a function on a cycle of calls is never cheap
-            grew = False
-            for name, (bounded, called) in facts.items():
-                if name not in cheap and bounded and called <= cheap:
-                    cheap.add(name)
-                    grew = True
-        index = {name: i for i, name in enumerate(sorted(n for n in self.functions if n not in cheap))}
-        self._memo_readers(index)
-        for name, (fdef, src) in self.functions.items():
-            self.gen.lazy(twin[name], function_source(self.gen, twin[name], name, list(fdef.params), src, src.where,
-                                                      CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
-
-    def _memo_readers(self, index: dict[str, int]) -> None:
-        """Which remembered results each change of the state makes stale.
-
-        A function's results are forgotten only when something it reads, or a function it calls
-        reads, changes: a field of that name, a global, the items of zones (see
-        Expressions.read). A function whose reads cannot be told is forgotten at every change.
-        """
-        reads: dict[str, set[tuple[str, ...]]] = {n: set(r) for n, r in self.reads.items()}
-        grew = True
-        while grew:  # what a function reads includes what the functions it calls read
-            grew = False
-            for r in reads.values():
-                for fact in [f for f in r if f[0] == "call"]:
-                    more = reads.get(fact[1], {("all",)}) - r
-                    if more:
-                        r |= more
-                        grew = True
-        labels = {k.label for k in self.rs.kinds.values() if k.label}
-        readers: dict[tuple[str, ...], list[int]] = {}
-        always: list[int] = []
-        for name, i in index.items():
-            r = reads.get(name, {("all",)})
-            if ("all",) in r:
-                always.append(i)
-                continue
-            for fact in r:
-                if fact == ("label",):
-                    for lf in labels:
-                        readers.setdefault(("field", lf), []).append(i)
-                elif fact[0] in ("field", "glob", "zones"):
-                    readers.setdefault(fact, []).append(i)
-            readers.setdefault(("field", "zone"), [])
-        # moving an entity changes the items of zones and its 'zone'
-        moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
-        readers[("zones",)] = sorted(moved)
-        self.rs.memo_count = len(index)
-        self.rs.memo_always = tuple(always)
-        self.rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
-
     def _frame_of_direct(self, proc: Procedure, gname: str, what: str) -> Callable[[Any, dict], None]:
         """The frame function of a direct procedure: run it, return its value."""
         name = self.gen.name("R")
@@ -395,32 +331,6 @@ class Compiler:
             w.line(1, f"g.ret({gname}(g" + "".join(f", L[{p!r}]" for p in params) + "))")
             return w
         return self.gen.lazy(name, write)
-
-
-# what in a function's source goes through a list or may run long (see Compiler._write_functions)
-_COSTLY = ("_w(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
-           "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
-
-
-def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
-    """Whether an expression surely does a bounded amount of work, and the functions it calls."""
-    bounded, called = True, set[str]()
-    stack = [src]
-    while stack:
-        s = stack.pop()
-        if s.binds is not None:
-            bounded = False
-        for piece in s.pieces:
-            if piece.__class__ is str:
-                if bounded and (any(c in piece for c in _COSTLY) or "Q" in piece):
-                    bounded = False
-                if "F" in piece:
-                    called.update(twins[m] for m in _TWIN_CALL.findall(piece) if m in twins)
-        stack.extend(s.parts)
-    return bounded, called
-
-
-_TWIN_CALL = re.compile(r"\b(F\d+)\(")
 
 
 def _writer(pw: ProcWriter) -> Callable[[], Writer]:

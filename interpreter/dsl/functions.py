@@ -1,0 +1,106 @@
+"""Rules functions as Python: their positional twins, which remember results, and which
+remembered results each change of the state makes stale.
+
+A *cheap* function (it goes through no list, calls only cheap functions, is not recursive)
+does a bounded amount of work, less than looking its result up: it is not remembered and its
+calls count no work. Every other function remembers its results in its own memo, forgotten
+only when something it reads changes (see Expressions.read and Game.changed_field).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, Ruleset
+from .procwriter import function_source
+from .source import CodeGen, Src
+
+
+def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[FunctionDef, Src]],
+                    reads: dict[str, set[tuple[str, ...]]]) -> None:
+    """The positional twins of the rules functions.
+
+    A *cheap* function — it goes through no list, calls only cheap functions and is not
+    recursive — does a bounded amount of work, less than looking its result up: it is not
+    remembered and its calls count no work. Every other function remembers its results.
+    """
+    twin = {name: gen.twin("F", name) for name in functions}
+    facts = {name: _cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
+    cheap: set[str] = set()
+    grew = True
+    while grew:  # least fixed point: a function on a cycle of calls is never cheap
+        grew = False
+        for name, (bounded, called) in facts.items():
+            if name not in cheap and bounded and called <= cheap:
+                cheap.add(name)
+                grew = True
+    index = {name: i for i, name in enumerate(sorted(n for n in functions if n not in cheap))}
+    _memo_readers(rs, reads, index)
+    for name, (fdef, src) in functions.items():
+        gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
+                                                  CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
+
+def _memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
+    """Which remembered results each change of the state makes stale.
+
+    A function's results are forgotten only when something it reads, or a function it calls
+    reads, changes: a field of that name, a global, the items of zones (see
+    Expressions.read). A function whose reads cannot be told is forgotten at every change.
+    """
+    reads: dict[str, set[tuple[str, ...]]] = {n: set(r) for n, r in reads_of.items()}
+    grew = True
+    while grew:  # what a function reads includes what the functions it calls read
+        grew = False
+        for r in reads.values():
+            for fact in [f for f in r if f[0] == "call"]:
+                more = reads.get(fact[1], {("all",)}) - r
+                if more:
+                    r |= more
+                    grew = True
+    labels = {k.label for k in rs.kinds.values() if k.label}
+    readers: dict[tuple[str, ...], list[int]] = {}
+    always: list[int] = []
+    for name, i in index.items():
+        r = reads.get(name, {("all",)})
+        if ("all",) in r:
+            always.append(i)
+            continue
+        for fact in r:
+            if fact == ("label",):
+                for lf in labels:
+                    readers.setdefault(("field", lf), []).append(i)
+            elif fact[0] in ("field", "glob", "zones"):
+                readers.setdefault(fact, []).append(i)
+        readers.setdefault(("field", "zone"), [])
+    # moving an entity changes the items of zones and its 'zone'
+    moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
+    readers[("zones",)] = sorted(moved)
+    rs.memo_count = len(index)
+    rs.memo_always = tuple(always)
+    rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
+
+
+# what in a function's source goes through a list or may run long (see Compiler._write_functions)
+_COSTLY = ("_w(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
+           "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
+
+
+def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
+    """Whether an expression surely does a bounded amount of work, and the functions it calls."""
+    bounded, called = True, set[str]()
+    stack = [src]
+    while stack:
+        s = stack.pop()
+        if s.binds is not None:
+            bounded = False
+        for piece in s.pieces:
+            if piece.__class__ is str:
+                if bounded and (any(c in piece for c in _COSTLY) or "Q" in piece):
+                    bounded = False
+                if "F" in piece:
+                    called.update(twins[m] for m in _TWIN_CALL.findall(piece) if m in twins)
+        stack.extend(s.parts)
+    return bounded, called
+
+
+_TWIN_CALL = re.compile(r"\b(F\d+)\(")
