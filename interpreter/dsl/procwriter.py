@@ -22,13 +22,6 @@ from .source import CodeGen, Writer, local
 from .statements import Stmt
 
 
-def may_pause(s: Stmt, direct: set[str]) -> bool:
-    """Whether control may leave the procedure at this statement (or inside it)."""
-    if s.kind in ("ask", "end") or (s.kind == "call" and s.proc not in direct):
-        return True
-    return any(may_pause(b, direct) for block in s.blocks for b in block)
-
-
 def callees(stmts: list[Stmt]) -> set[str]:
     out: set[str] = set()
     for s in stmts:

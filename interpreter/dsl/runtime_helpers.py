@@ -180,14 +180,9 @@ def _captured(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     return {n: values["v_" + n] for n in names if "v_" + n in values}
 
 
-def _attr(g: Any, o: Any, name: str) -> Any:
-    """``o.name`` where ``o`` may be anything: an entity, a table row, a map."""
-    return g.get_attr(o, name, None)
-
-
 HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save,
-    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_attr": _attr, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }
