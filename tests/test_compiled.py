@@ -195,3 +195,37 @@ def test_the_builtin_table_of_the_docs_is_generated_from_the_registry():
     from pathlib import Path
     docs = (Path(__file__).resolve().parents[1] / "docs" / "dsl.md").read_text(encoding="utf-8")
     assert markdown_table() in docs
+
+
+# Each failure of an expression's own operation, worded by the expression and placed at it.
+# (The text starts at rules.yaml line 9, column 7; the column is the failing expression's.)
+NOBODY = "let p = first([q for q in players where false])\n"  # a player, as far as types go; none when run
+EXPLAINED = [
+    ("let l = [1, 2]\nset out = l[5]", r"rules\.yaml:10:17: error: index 5 is outside a list of 2"),
+    ("set out = 1 < out", r"rules\.yaml:9:19: error: cannot compare 1 < none"),  # at the operator
+    (NOBODY + "set out = count(p.hand)", r"rules\.yaml:10:25: error: cannot take zone 'hand' of none"),
+    (NOBODY + "set out = p.score", r"rules\.yaml:10:19: error: cannot read 'score' of none"),  # at the name
+    ("set out = next_in([1, 2], 3)", r"rules\.yaml:9:17: error: next_in\(\): 3 is not in the list"),
+    ("let z = 0\nset out = 5 % z", r"rules\.yaml:10:19: error: division by zero"),
+    ("set out = max(for c in [] )", r"rules\.yaml:9:17: error: max\(\) of an empty list"),
+]
+
+
+@pytest.mark.parametrize(("code", "message"), EXPLAINED)
+def test_each_runtime_error_is_worded_and_placed_by_its_expression(tmp_path, code, message):
+    with pytest.raises(LudusError, match=message):
+        program(tmp_path, code)
+
+
+def test_without_column_positions_errors_fall_back_to_their_statement(tmp_path):
+    # python -X no_debug_ranges keeps no column ranges: the statement's place is the best left
+    import subprocess
+    import sys
+    rules = "globals:\n  out:\n    source: T 2\n    type: any\nprocedures:\n  main:\n    source: T 2\n" \
+            "    do: |\n      let a = 0\n      set out = [1, 7 / a]\n"
+    folder = make_ruleset(tmp_path, {"rules.yaml": rules})
+    run = subprocess.run([sys.executable, "-X", "no_debug_ranges", "-m", "interpreter", "play", str(folder),
+                          "--seed", "1"], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "LUDUS_CACHE": "off"})
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "rules.yaml:10:7: error: division by zero" in run.stderr, run.stderr

@@ -393,7 +393,7 @@ def fault_of(exc: BaseException, game: Any, at_statement: bool = False) -> RuleF
         fault = RuleFault("out of memory", None, "a value grows too large")
         at_statement = True
     else:
-        fault = _explained(exc, game, inner) or RuleFault(f"rule failed: {type(exc).__name__}: {exc}")
+        fault = _explained(exc, game, inner) or _plain(exc)
     if fault.loc is None and inner is not None:
         fault.loc = inner.stmt if (at_statement or getattr(fault, "at_statement", False)) else inner.loc
     if not fault.chain:
@@ -405,6 +405,13 @@ def fault_of(exc: BaseException, game: Any, at_statement: bool = False) -> RuleF
             cut = len(fault.chain) - MAX_CHAIN + 1
             fault.chain = fault.chain[:2] + [(None, f"... {cut} more calls")] + fault.chain[2 + cut:]
     return fault
+
+
+def _plain(exc: BaseException) -> RuleFault:
+    """The fault of a Python error no expression explained (e.g. when Python keeps no columns)."""
+    if isinstance(exc, ZeroDivisionError):
+        return RuleFault("division by zero")
+    return RuleFault(f"rule failed: {type(exc).__name__}: {exc}")
 
 
 def _explained(exc: BaseException, game: Any, f: Frame | None) -> RuleFault | None:
