@@ -229,3 +229,25 @@ def test_without_column_positions_errors_fall_back_to_their_statement(tmp_path):
                          env={**__import__("os").environ, "LUDUS_CACHE": "off"})
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert "rules.yaml:10:7: error: division by zero" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize(("name", "players"), [("time_of_crisis", 4), ("rome_in_crisis", 3)])
+def test_a_game_saved_and_resumed_from_json_again_and_again_plays_as_one_never_saved(name, players):
+    from interpreter.bots import RandomBot
+    rs = load_ruleset(name)
+
+    def play(save_every: int) -> tuple[str, str]:
+        game = Game.new(rs, players, 11)
+        bots = {p: RandomBot(11, p) for p in game.players}
+        log: list = []
+        n = 0
+        while not game.over and n < 600:
+            if save_every and n % save_every == 0:  # mid-procedure: frames at resume points, loops' places
+                log += game.log
+                game = Game.resume(rs, json.loads(game.to_json()))
+            p = game.deciders()[0]
+            game.apply(bots[p].choose(game, p), p)
+            n += 1
+        return json.dumps(log + game.log), game.to_json()
+
+    assert play(37) == play(0)
