@@ -53,6 +53,9 @@ def _explain_item(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
     return RuleFault(f"index {g.label_of(i)} is outside a list of {len(s)}")
 
 
+_METHODS: dict[type, Any] = {}  # AST node class -> the Expressions method compiling it
+
+
 class Expressions(Operators):
     """Checks and writes the expressions of one ruleset (operators and built-ins: see operators.py)."""
 
@@ -87,12 +90,16 @@ class Expressions(Operators):
         return Src(template, parts, (self.origin, pos[0], pos[1]), explain, binds, bound_from)
 
     def k(self, value: Any) -> str:
-        """Source text of a constant (escaped for a template)."""
-        return self.gen.const(value).replace("{", "{{").replace("}", "}}")
+        """Source text of a constant, for a template (it holds no braces: a number, True, False,
+        None, an identifier-like text, or the name of a global holding the value)."""
+        return self.gen.const(value)
 
     # ------------------------------------------------------------ entry
     def expr(self, node: A.Node, scope: Scope) -> tuple[Src, Type]:
-        return getattr(self, "x_" + type(node).__name__)(node, scope)
+        method = _METHODS.get(node.__class__)
+        if method is None:  # first node of its class: find x_<Class> once
+            method = _METHODS[node.__class__] = getattr(Expressions, "x_" + node.__class__.__name__)
+        return method(self, node, scope)
 
     def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src:
         s, t = self.expr(node, scope)

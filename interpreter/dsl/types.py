@@ -15,15 +15,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SCALARS = ("int", "bool", "str", "none", "any")
+_INTERNED: dict[tuple[str, object], Type] = {}  # (tag, arg) -> the one Type (arg: a Type, by identity)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Type:
     """One type: ``tag`` is a scalar name or ``ent``/``zone`` (``arg`` a kind name, or '*') or
-    ``list``/``map`` (``arg`` the type of the items)."""
+    ``list``/``map`` (``arg`` the type of the items).
+
+    Types are interned: there is one object per type, so equal types are the same object and
+    compare (and hash) by identity, which the checker does thousands of times a load.
+    """
 
     tag: str
     arg: Type | str | None = None
+
+    def __new__(cls, tag: str, arg: Type | str | None = None) -> Type:
+        key = (tag, arg)
+        t = _INTERNED.get(key)
+        if t is None:
+            t = _INTERNED[key] = object.__new__(cls)
+        return t
+
+    def __getnewargs__(self) -> tuple[str, Type | str | None]:
+        return (self.tag, self.arg)
 
     def __str__(self) -> str:
         return self.tag if self.arg is None else f"{self.tag}:{self.arg}"
