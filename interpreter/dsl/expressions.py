@@ -53,7 +53,7 @@ def _explain_item(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
     return RuleFault(f"index {g.label_of(i)} is outside a list of {len(s)}")
 
 
-_METHODS: dict[type, Any] = {}  # AST node class -> the Expressions method compiling it
+_METHODS: dict[type, str] = {}  # AST node class -> the name of the method compiling it (x_Class)
 
 
 class Expressions(Operators):
@@ -96,10 +96,10 @@ class Expressions(Operators):
 
     # ------------------------------------------------------------ entry
     def expr(self, node: A.Node, scope: Scope) -> tuple[Src, Type]:
-        method = _METHODS.get(node.__class__)
-        if method is None:  # first node of its class: find x_<Class> once
-            method = _METHODS[node.__class__] = getattr(Expressions, "x_" + node.__class__.__name__)
-        return method(self, node, scope)
+        name = _METHODS.get(node.__class__)
+        if name is None:  # first node of its class
+            name = _METHODS[node.__class__] = "x_" + node.__class__.__name__
+        return getattr(self, name)(node, scope)
 
     def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src:
         s, t = self.expr(node, scope)
