@@ -251,3 +251,24 @@ def test_a_game_saved_and_resumed_from_json_again_and_again_plays_as_one_never_s
         return json.dumps(log + game.log), game.to_json()
 
     assert play(37) == play(0)
+
+
+NESTED_LOOPS = """let seen = []
+for each x1 in [1, 2] do
+""" + "".join(f"  for each y{i} in [1] do\n    pass\n  end\n" for i in range(9)) + """  for each x in [10, 20] do
+    choose c from [x1 + x] by first(players)
+    set seen = seen + [c]
+  end
+end
+set out = seen
+"""
+
+
+def test_nested_loops_that_pause_keep_their_own_places(tmp_path):
+    # x1 is the 1st loop and x the 11th, inside it: their places are '$1_x1' and '$11_x' (named
+    # '$x11' both, they would overwrite each other); each pause goes through JSON
+    game = program(tmp_path, NESTED_LOOPS)
+    while not game.over:
+        game = Game.resume(game.rs, json.loads(game.to_json()))
+        game.apply(0)
+    assert game.glob["out"] == [11, 21, 12, 22]

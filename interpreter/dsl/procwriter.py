@@ -104,7 +104,7 @@ class ProcWriter:
         for s in stmts:
             self.names.update(s.binds)
             if s.kind == "for" and id(s) in self.ranges:
-                self.loop_vars.add(f"{s.var}{s.tag}")
+                self.loop_vars.add(f"{s.tag}_{s.var}")
             for b in s.blocks:
                 self._collect(b)
 
@@ -254,8 +254,9 @@ class ProcWriter:
             self.block(body, depth + 1, loops + [None])
             return
         # The body may pause: the loop keeps its place in a local saved with the frame
-        # ('$VAR<n>', as w_VAR<n>), so that after the pause it goes on with the next item.
-        it = f"w_{s.var}{s.tag}"
+        # ('$<n>_VAR', as w_<n>_VAR: the number first, so no two loops share one), so that
+        # after the pause it goes on with the next item.
+        it = f"w_{s.tag}_{s.var}"
         w.line(depth, "if pc == 0:", loc=loc)
         w.line(depth + 1, f"{it} = [list(", s.seq, "), 0]", loc=loc)
         w.line(depth, "while True:", loc=loc)

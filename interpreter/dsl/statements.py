@@ -39,7 +39,7 @@ class Statements(Decisions):
         self.roots = roots  # makes a function of an expression for the engine (labels, prompts, sites)
         self.loops = 0  # loops open around the statement being compiled
         self.blocks = 0
-        self.fors = 0  # 'for' statements so far (each keeps its place in a local '$VAR<n>')
+        self.fors = 0  # 'for' statements so far (each keeps its place in a local '$<n>_VAR')
         # Each statement's number in the procedure's numbering of steps, which names the
         # sites of its modifiers ('proc#12') in saved games; kept as it has always been counted.
         self.step = 0
