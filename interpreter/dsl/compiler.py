@@ -37,7 +37,7 @@ from .expressions import Abort, Expressions, Scope
 from .functions import write_functions
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 from .procwriter import ProcWriter, callees, pauses_itself, point_source
-from .source import DICT, PY, CodeGen, Src, Writer, local
+from .source import DICT, CodeGen, Src, Writer, local, read_local
 from .statements import Statements, Stmt
 from .types import Type
 
@@ -177,7 +177,7 @@ class Compiler:
         gname = self.gen.twin("F", fdef.name)
         self.functions[fdef.name] = (fdef, src)
         call = Src(gname + "(g" + "".join(f", {{{i}}}" for i in range(len(fdef.params))) + ")",
-                   tuple(_param(p, src.where) for p in fdef.params), src.where)
+                   tuple(read_local(p, src.where) for p in fdef.params), src.where)
         fdef.fn = self.root(call, f"function {fdef.name}")
 
     def point(self, pdef: PointDef, text: str, origin: TextOrigin) -> None:
@@ -342,12 +342,6 @@ def _simple(t: Type) -> bool:
     return t in (T.INT, T.STR, T.BOOL) or T.is_ent(t)
 
 
-def _param(name: str, where: Any) -> Src:
-    s = Src("", (), where)
-    s.name = name
-    return s
-
-
 class _JoinedOrigin:
     """An expression written over several lines is parsed as one line; this maps it back."""
 
@@ -378,4 +372,4 @@ def _joined(origin: TextOrigin, text: str) -> Any:
     return _JoinedOrigin(origin, places)
 
 
-__all__ = ["Compiler", "PY", "DICT"]
+__all__ = ["Compiler"]

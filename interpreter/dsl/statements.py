@@ -33,7 +33,6 @@ class Statements(Decisions):
 
     def __init__(self, x: Expressions, proc: Procedure, roots: Any) -> None:
         self.x = x
-        self.c = x  # for messages
         self.rs = x.rs
         self.proc = proc
         self.roots = roots  # makes a function of an expression for the engine (labels, prompts, sites)
