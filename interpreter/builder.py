@@ -27,6 +27,7 @@ from .model import (
     KindDef,
     PointDef,
     Procedure,
+    ProcField,
     Ruleset,
     TableDef,
     ZoneDef,
@@ -48,6 +49,9 @@ class RulesetBuilder:
         self.diags = diags
         self.compiler = Compiler(rs, diags)
         self.broken: set[str] = set()  # entities already reported (their kind is unknown)
+        self.entry_of: dict[str, str] = {}  # each static entity -> the entry that made it ('count')
+        # Procedures whose text is not at procedures/NAME/do (procedure-valued fields): where it is.
+        self.text_paths: dict[str, PathKey] = {}
 
     def err(self, path: PathKey, message: str, hint: str = "", key: bool = False) -> None:
         self.diags.append(Diagnostic(self.smap.loc(path, key=key), message, hint))
@@ -112,6 +116,12 @@ class RulesetBuilder:
                 if fname in RESERVED_FIELDS:
                     self.err(path, f"'{fname}' is a built-in field of every entity", "choose another name", key=True)
                     continue
+                if isinstance(fspec, dict) and fspec.get("type") == "procedure":
+                    kd.procs[fname] = ProcField(fname, self.params(path + ("params",), fspec.get("params")),
+                                                f"{name}.{fname}" if "default" in fspec else None)
+                    continue
+                if isinstance(fspec, dict) and "params" in fspec:
+                    self.err(path + ("params",), "only a field of type 'procedure' takes params", key=True)
                 if isinstance(fspec, dict):
                     ftype = self.type_of(path + ("type",), fspec.get("type", "any"))
                     default = fspec.get("default")
@@ -184,6 +194,7 @@ class RulesetBuilder:
                 if one in rs.entities:
                     self.err(path, f"duplicate id '{one}' (made by 'count')", key=True)
                 rs.entities[one] = {"kind": kind}
+                self.entry_of[one] = eid
                 expanded.append((one, eid, spec))
         for one, eid, spec in expanded:
             path = ("entities", eid)
@@ -192,6 +203,11 @@ class RulesetBuilder:
             for key, value in spec.items():
                 if key in ("kind", "count", "source", "note", "zone"):
                     continue
+                if key in kd.procs:
+                    if not isinstance(value, str):
+                        self.err(path + (key,), f"'{key}' of a {kd.name} is a procedure: give it as rules text",
+                                 f"write {key}: | followed by its statements")
+                    continue  # compiled as the procedure '<entry>.<field>' (field_procedures)
                 if key not in kd.fields:
                     self.err(path + (key,), f"{kd.name} has no field '{key}'",
                              did_you_mean(key, kd.fields) or f"declare it under kinds: {kd.name}: fields", key=True)
@@ -295,6 +311,7 @@ class RulesetBuilder:
             path = ("procedures", name)
             rs.procedures[name] = Procedure(name, self.params(path + ("params",), spec.get("params")),
                                             loc=self.smap.loc(path, key=True))
+        self.field_procedures()
         if "main" not in rs.procedures:
             _path, _manifest, msmap = self.doc.manifests[-1]  # at the list of files main should be in
             self.diags.append(Diagnostic(msmap.loc(("files",)), "the ruleset has no 'main' procedure",
@@ -310,6 +327,40 @@ class RulesetBuilder:
                                          loc=self.smap.loc(("actions", name), key=True))
 
 
+    def field_procedures(self) -> None:
+        """Each entity's text in a procedure-valued field becomes the procedure '<entry>.<field>'
+        (the copies a 'count' makes share it); an entity without one takes the field's default."""
+        rs = self.rs
+        for kd in rs.kinds.values():
+            for pf in kd.procs.values():
+                rs.field_procs.setdefault(pf.name, {})
+                if pf.default is not None:
+                    self._text_procedure(pf.default, pf.params, ("kinds", kd.name, "fields", pf.name, "default"))
+        specs = self.section("entities")
+        reported: set[str] = set()
+        for one, eid in self.entry_of.items():
+            kd = rs.kinds[rs.entities[one]["kind"]]
+            for pf in kd.procs.values():
+                if pf.name in specs[eid]:
+                    name = f"{eid}.{pf.name}"
+                    if name not in rs.procedures:
+                        self._text_procedure(name, pf.params, ("entities", eid, pf.name))
+                elif pf.default is not None:
+                    name = pf.default
+                else:
+                    if eid not in reported:
+                        reported.add(eid)
+                        self.err(("entities", eid), f"{kd.name} '{eid}' has no '{pf.name}'",
+                                 f"every {kd.name} carries its own {pf.name} (add {pf.name}: | and its "
+                                 f"statements), or give the field a default under kinds: {kd.name}", key=True)
+                    continue
+                rs.field_procs[pf.name][one] = name
+
+    def _text_procedure(self, name: str, params: dict[str, T.Type], path: PathKey) -> None:
+        self.rs.procedures[name] = Procedure(name, dict(params), loc=self.smap.loc(path, key=True))
+        self.text_paths[name] = path
+
+
 class RuleTexts:
     """The rules texts of the document, each handed to the compiler with where it starts."""
 
@@ -320,6 +371,7 @@ class RuleTexts:
         self.err = b.err
         self.section = b.section
         self.compiler = b.compiler
+        self.text_paths = b.text_paths
 
     def text(self, path: PathKey, statements: bool = False) -> tuple[str, Any]:
         """A rules-language text and where it starts (YAML true/false/numbers read as written).
@@ -345,7 +397,7 @@ class RuleTexts:
             text, origin = self.text(("modifier_points", name, "base"))
             c.point(pdef, text, origin)
         for name, proc in rs.procedures.items():
-            text, origin = self.text(("procedures", name, "do"), statements=True)
+            text, origin = self.text(self.text_paths.get(name, ("procedures", name, "do")), statements=True)
             c.procedure(proc, text, origin, dict(proc.params))
         player = T.ent(PLAYER_KIND)
         for name, action in rs.actions.items():

@@ -80,7 +80,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             failed += 1
             continue
         n_recon = len(reconstructed(rs))
-        _out(f"{rs.name} {rs.version}: ok ({len(rs.entities)} entities, {len(rs.procedures)} procedures, "
+        named = sum(1 for name in rs.procedures if "." not in name)  # not those entities carry in a field
+        _out(f"{rs.name} {rs.version}: ok ({len(rs.entities)} entities, {named} procedures, "
              f"{len(rs.actions)} actions, {n_recon} reconstructed entries)")
     return 1 if failed else 0
 

@@ -135,9 +135,21 @@ class ZoneDef:
 
 
 @dataclass
+class ProcField:
+    """A field of a kind whose value is a procedure (``type: procedure``): each entity of the
+    kind carries its own rules text, run by ``call e.FIELD(args)``."""
+
+    name: str
+    params: dict[str, Type]
+    # The procedure of an entity that gives no text of its own (from the field's 'default').
+    default: str | None = None
+
+
+@dataclass
 class KindDef:
     name: str
     fields: dict[str, FieldDef] = field(default_factory=dict)
+    procs: dict[str, ProcField] = field(default_factory=dict)  # its procedure-valued fields
     zones: dict[str, ZoneDef] = field(default_factory=dict)
     label: str | None = None  # field used as the display name
     source: str = ""
@@ -249,6 +261,8 @@ class Ruleset:
     functions: dict[str, FunctionDef] = field(default_factory=dict)
     points: dict[str, PointDef] = field(default_factory=dict)
     procedures: dict[str, Procedure] = field(default_factory=dict)
+    # For each procedure-valued field: the procedure each static entity carries in it.
+    field_procs: dict[str, dict[str, str]] = field(default_factory=dict)
     actions: dict[str, ActionDef] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     sites: dict[str, ModifierSite] = field(default_factory=dict)

@@ -232,6 +232,16 @@ class CallProc(Node):
 
 
 @dataclass
+class CallField(Node):
+    """``call e.FIELD(args)``: the procedure an entity carries in a field of its kind."""
+
+    var: str
+    field: str
+    args: list[Node]
+    bind: str | None
+
+
+@dataclass
 class Return(Node):
     value: Node | None
 

@@ -113,6 +113,33 @@ class Decisions:
         return Stmt("call", self.where(s.pos), proc=s.proc, args=args, bind=s.bind, names=list(target.params),
                     binds=[s.bind] if s.bind else [])
 
+    def s_CallField(self, s: A.CallField, scope: Scope) -> Stmt:
+        """``call e.FIELD(args)``: the procedure entity ``e`` carries (always run on a frame, as
+        the procedure is known only when the statement runs)."""
+        receiver, t = self.x.expr(A.Name(s.pos, s.var), scope)
+        kind = T.kind_of(t) if T.is_ent(t) else None
+        kd = self.rs.kinds.get(kind) if kind else None
+        if kd is None:
+            with_procs = sorted(f"{k.name}.{f}" for k in self.rs.kinds.values() for f in k.procs)
+            self.err(s.pos, f"cannot call '{s.var}.{s.field}': '{s.var}' is {T.describe(t)}, not an entity of a "
+                     "known kind", "procedure fields: " + (", ".join(with_procs) or "none") if with_procs
+                     else "declare a field of type 'procedure' in its kind")
+            raise Abort
+        pf = kd.procs.get(s.field)
+        if pf is None:
+            extra = " (it is a value: use it in an expression)" if s.field in kd.fields else ""
+            self.err(s.pos, f"{kd.name} has no procedure field '{s.field}'{extra}",
+                     did_you_mean(s.field, kd.procs) or f"declare it under kinds: {kd.name}: fields with "
+                     "type: procedure")
+            raise Abort
+        args = self.x.check_args(s, list(pf.params.items()), scope,  # type: ignore[arg-type]
+                                 f"procedure field '{kd.name}.{s.field}'")
+        if s.bind:
+            scope[s.bind] = T.ANY
+        self.step += 1
+        return Stmt("call", self.where(s.pos), proc="", target=receiver, pfield=s.field, args=args, bind=s.bind,
+                    names=list(pf.params), binds=[s.bind] if s.bind else [])
+
     def s_Return(self, s: A.Return, scope: Scope) -> Stmt:
         self.step += 1
         return Stmt("return", self.where(s.pos), value=self.x.expr(s.value, scope)[0] if s.value is not None else None)

@@ -496,6 +496,9 @@ class _AstBuilder:
     def call_stmt(self, meta, c):
         return A.CallProc(_pos(meta), str(c[0]), c[1] or [], str(c[2]) if c[2] else None)
 
+    def call_field_stmt(self, meta, c):
+        return A.CallField(_pos(meta), str(c[0]), str(c[1]), c[2] or [], str(c[3]) if c[3] else None)
+
     def return_stmt(self, meta, c):
         return A.Return(_pos(meta), c[0])
 

@@ -201,7 +201,8 @@ class ProcWriter:
             w.line(depth, *parts, ")", loc=loc)
             return
         w.line(depth, "_save(fr, locals())", loc=loc)
-        args: list[Any] = [f"g.push({s.proc!r}, {{"]
+        callee: tuple[Any, ...] = (repr(s.proc),) if s.proc else ("_fproc(g, ", s.target, f", {s.pfield!r})")
+        args: list[Any] = ["g.push(", *callee, ", {"]
         for i, (p, a) in enumerate(zip(s.names, s.args, strict=True)):
             args += [", " if i else "", f"{p!r}: ", a]
         w.line(depth, *args, f"}}, {s.bind!r}, None)", loc=loc)

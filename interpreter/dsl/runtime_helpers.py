@@ -168,6 +168,21 @@ def _step(g: Any, name: str, cur: Any, v: Any, op: str) -> Any:
     return _ck(cur + v if op == "+" else cur - v)
 
 
+def _fproc(g: Any, e: Any, field: str) -> str:
+    """The procedure entity ``e`` carries in the procedure-valued ``field`` (``call e.FIELD()``):
+    its own, else its kind's default (an entity made by ``create`` has only that)."""
+    name = g.rs.field_procs[field].get(e)
+    if name is not None:
+        return str(name)
+    rec = g.ents.get(e) if isinstance(e, str) else None
+    pf = g.rs.kinds[rec["kind"]].procs.get(field) if rec is not None else None
+    if pf is None or pf.default is None:
+        what = "none" if e is None else repr(g.label_of(e))
+        raise RuleFault(f"cannot call '{field}' of {what}: it carries no such procedure",
+                        None, "check which entity the call is given")
+    return str(pf.default)
+
+
 def _save(fr: dict, values: dict[str, Any]) -> dict[str, Any]:
     """Write a pausing procedure's locals (``v_x``, and ``w_x1`` for a loop's place) to its frame."""
     saved = {(k[2:] if k[0] == "v" else "$" + k[2:]): v for k, v in values.items() if k[:2] in ("v_", "w_")}
@@ -183,6 +198,6 @@ def _captured(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
-    "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save,
+    "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
     "_captured": _captured, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }

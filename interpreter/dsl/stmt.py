@@ -17,7 +17,7 @@ class Stmt:
     ``kind``: ``do`` (``lines`` of Python), ``if`` (``tests`` and ``blocks``, an ``else`` block
     last when there is one more block than tests), ``while`` / ``repeat`` (``tests[0]`` and
     ``blocks[0]``), ``for`` (``var``, ``seq``, ``tests`` = [where] or [], ``blocks[0]``,
-    ``tag``: the loop's number), ``break``, ``call`` (``proc``, ``args``, ``bind``),
+    ``tag``: the loop's number), ``break``, ``call`` (``proc``, ``args``, ``bind``; or ``target`` and ``pfield``),
     ``return`` (``value``), ``ask`` (``lines`` that make a decision pending: the procedure
     pauses after them) or ``end`` (``lines`` ending the game).
     """
@@ -30,7 +30,9 @@ class Stmt:
     var: str = ""
     seq: Src | None = None
     tag: int = 0
-    proc: str = ""
+    proc: str = ""  # "" for a call of a procedure-valued field: ``target`` and ``pfield`` say which
+    target: Src | None = None
+    pfield: str = ""
     args: list[Src] = field(default_factory=list)
     bind: str | None = None
     value: Src | None = None
