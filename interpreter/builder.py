@@ -351,8 +351,8 @@ class RulesetBuilder:
                     if eid not in reported:
                         reported.add(eid)
                         self.err(("entities", eid), f"{kd.name} '{eid}' has no '{pf.name}'",
-                                 f"every {kd.name} carries its own {pf.name} (add {pf.name}: | and its "
-                                 f"statements), or give the field a default under kinds: {kd.name}", key=True)
+                                 f"add '{pf.name}: |' and its statements to it, "
+                                 f"or give the field a default under kinds: {kd.name}", key=True)
                     continue
                 rs.field_procs[pf.name][one] = name
 

@@ -144,6 +144,13 @@ CASES = [
              (r"dsl_where_not_bool/game.yaml:60:35", r"'where' condition must be true/false, not a number")),
     validate("dsl_wrong_arg_count",  # `worth(t, 2)`
              (r"dsl_wrong_arg_count/game.yaml:71:15", r"function 'worth' takes 1 argument\(s\) \(t\), got 2")),
+    # procedure-valued fields: token declares 'effect: {type: procedure, params: {p: player}}'
+    validate("procfield_missing",  # silver carries an effect, gold none (and no default)
+             (r"procfield_missing/game.yaml:22:3", r"token 'gold' has no 'effect'.*default")),
+    validate("procfield_arity",  # `call t.effect()`
+             (r"procfield_arity/game.yaml:67:7", r"procedure field 'token.effect' takes 1 argument\(s\) \(p\), got 0")),
+    validate("procfield_unknown",  # `call t.efect(actor)`
+             (r"procfield_unknown/game.yaml:67:7", r"token has no procedure field 'efect' \(did you mean 'effect'\?\)")),
     validate("dsl_unknown_procedure",  # `call refil()`
              (r"dsl_unknown_procedure/game.yaml:53:9", r"unknown procedure 'refil' \(did you mean 'refill'\?\)")),
     validate("dsl_two_errors",  # every error is reported, in file order

@@ -44,7 +44,9 @@ def test_the_components_match_the_text(rs):
     assert sides["gordian_i"].get("military", 0) == 0  # RiC Setup 3 example
     assert (sides["aurelian"]["military"], sides["valerian"]["military"], sides["claudius_ii"]["military"]) == (2, 2, 1)
     assert rs.entities["legatus"]["influence"] == 3 and rs.entities["cavalry_commander"]["influence"] == 2
-    assert {s.get("power") for s in sides.values()} - {None} == {"take_goths", "reassign_offices", "gold_cancels_goths"}
+    carried = {(f, e) for f, per in rs.field_procs.items() for e, proc in per.items() if proc.startswith(e + ".")}
+    assert carried == {("before_addressing", "aemilius_aemilianus"), ("cancels", "trebonianus_gallus"),
+                       ("on_emperor", "florianus")}  # the three abilities that are not a bonus
 
 
 def invariants(game: Game) -> None:

@@ -197,6 +197,10 @@ class Expressions(Operators):
                 return self.src("g.ents[{0}]['kind']", obj, pos=n.pos, explain=_explain_attr(name)), T.STR
             if name == "zone":
                 return self.src("g.ents[{0}].get('zone')", obj, pos=n.pos, explain=_explain_attr(name)), T.zone_of("*")
+            if name in kind.procs:
+                self.err(n.pos, f"'{name}' of a {kind.name} is a procedure, not a value",
+                         f"run it with 'call VAR.{name}(...)'")
+                raise Abort
             choices = list(kind.fields) + list(kind.zones) + ["id", "kind", "zone"]
             self.err(n.pos, f"{kind.name} has no field or zone '{name}'", did_you_mean(name, choices))
             raise Abort

@@ -113,6 +113,10 @@ class Statements(Decisions):
         fname = target_attr.name
         if T.is_ent(ot) and T.kind_of(ot) != "*":
             kind_def = self.rs.kinds[T.kind_of(ot)]
+            if fname in kind_def.procs:
+                self.err(target_attr.pos, f"'{fname}' of a {kind_def.name} is a procedure: rules cannot change it",
+                         "an overlay's patch of the entity's entry can")
+                raise Abort
             if fname not in kind_def.fields:
                 self.err(target_attr.pos, f"{kind_def.name} has no field '{fname}'", did_you_mean(fname, kind_def.fields))
                 raise Abort
