@@ -309,6 +309,11 @@ class RulesetBuilder:
                                        loc=self.smap.loc(path, key=True))
         for name, spec in self.section("procedures").items():
             path = ("procedures", name)
+            if ("do" in spec) == ("steps" in spec):
+                self.err(path, f"procedure '{name}' needs either 'do' (its rules text) or 'steps' (named parts "
+                         "of it)" + (", not both" if "do" in spec else ""), key=True)
+            elif "steps" in spec and not spec["steps"]:
+                self.err(path + ("steps",), f"procedure '{name}' has no steps", "give at least one, or use 'do'")
             rs.procedures[name] = Procedure(name, self.params(path + ("params",), spec.get("params")),
                                             loc=self.smap.loc(path, key=True))
         self.field_procedures()
@@ -396,7 +401,13 @@ class RuleTexts:
         for name, pdef in rs.points.items():
             text, origin = self.text(("modifier_points", name, "base"))
             c.point(pdef, text, origin)
+        procedures = self.section("procedures")
         for name, proc in rs.procedures.items():
+            steps = (procedures.get(name) or {}).get("steps") if name not in self.text_paths else None
+            if steps:
+                parts = [self.text(("procedures", name, "steps", step), statements=True) for step in steps]
+                c.procedure_steps(proc, parts, dict(proc.params))
+                continue
             text, origin = self.text(self.text_paths.get(name, ("procedures", name, "do")), statements=True)
             c.procedure(proc, text, origin, dict(proc.params))
         player = T.ent(PLAYER_KIND)

@@ -61,6 +61,28 @@ def _step(container: Any, key: str) -> tuple[bool, Any]:
     return (False, None)
 
 
+def _insert(parent: dict[str, Any], key: str, value: Any, patch: dict[str, Any], smap: SourceMap,
+            here: PathKey, diags: list[Diagnostic]) -> bool:
+    """Add ``key`` to a mapping: last, or ``before``/``after`` the key the patch names (the order
+    of a mapping matters for a procedure's steps)."""
+    where = [w for w in ("before", "after") if w in patch]
+    if not where:
+        parent[key] = value
+        return True
+    anchor = str(patch[where[0]])
+    if len(where) > 1 or anchor not in parent:
+        hint = "give one of before/after" if len(where) > 1 else did_you_mean(anchor, parent)
+        diags.append(Diagnostic(smap.loc(here + (where[-1],)), f"cannot add '{patch.get('path')}' {where[-1]} "
+                                f"'{patch[where[-1]]}'" + ("" if len(where) > 1 else ": no such key"), hint))
+        return False
+    items = list(parent.items())
+    at = [k for k, _ in items].index(anchor) + (where[0] == "after")
+    items.insert(at, (key, value))
+    parent.clear()
+    parent.update(items)
+    return True
+
+
 def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap, root: PathKey,
                   diags: list[Diagnostic]) -> None:
     """Apply ``patches`` (from the file described by ``smap``) to ``doc`` in order."""
@@ -110,7 +132,8 @@ def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap,
                     diags.append(Diagnostic(loc, f"cannot add '{patch.get('path')}': it already exists",
                                             "use op: set or replace to change it"))
                     continue
-                parent[last] = value
+                if not _insert(parent, last, value, patch, smap, here, diags):
+                    continue
             else:
                 diags.append(Diagnostic(loc, f"cannot add '{patch.get('path')}'", "add into a mapping, or append to a list with '-'"))
                 continue

@@ -150,15 +150,27 @@ class Compiler:
 
     def procedure(self, proc: Procedure, text: str, origin: TextOrigin, scope: Scope, what: str = "") -> None:
         """Check a statement block; it is written as Python by :meth:`finish`."""
-        self.x.origin = origin
+        self.procedure_steps(proc, [(text, origin)], scope, what)
+
+    def procedure_steps(self, proc: Procedure, parts: list[tuple[str, TextOrigin]], scope: Scope,
+                        what: str = "") -> None:
+        """Check a procedure given as named steps: its texts, in order, are one body (a local one
+        step sets is there in the next), each located in its own place."""
         st = Statements(self.x, proc, self.root)
-        try:
-            stmts = st.block(parse_block(str(text)), dict(scope))
-        except DslSyntaxError as exc:
-            self._syntax(exc)
-            return
-        except (RecursionError, MemoryError) as exc:
-            self._exhausted(exc)
+        scope = dict(scope)
+        stmts: list[Stmt] = []
+        complete = True
+        for text, origin in parts:
+            self.x.origin = origin
+            try:
+                stmts += st.block(parse_block(str(text)), scope)
+            except DslSyntaxError as exc:
+                self._syntax(exc)  # and check the other steps
+                complete = False
+            except (RecursionError, MemoryError) as exc:
+                self._exhausted(exc)
+                complete = False
+        if not complete:
             return
         self.signals |= st.signals
         self.untils += st.untils

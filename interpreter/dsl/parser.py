@@ -460,6 +460,14 @@ class _AstBuilder:
         secret, var, options, by, prompt, label = c
         return A.Choose(_pos(meta), str(var), options, by, prompt, label, secret is not None)
 
+    def ask_stmt(self, meta, c):
+        # a yes/no decision is a choice between true and false, labelled by the two answers
+        var, by, prompt, yes, no = c
+        pos = _pos(meta)
+        options = A.ListLit(pos, [A.Name(pos, "true"), A.Name(pos, "false")])
+        label = A.Cond(pos, A.Name(pos, str(var)), yes or A.Str(pos, ["Yes"]), no or A.Str(pos, ["No"]))
+        return A.Choose(pos, str(var), options, by, prompt, label)
+
     def choose_action_stmt(self, meta, c):
         _kw, group, by, bind = c
         return A.ChooseAction(_pos(meta), str(group), by, str(bind) if bind else None)
