@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, did_you_mean
+from .yamlcommon import SplicedOrigin
 from .yamlsource import PathKey, SourceMap
 
 if TYPE_CHECKING:
@@ -83,6 +84,91 @@ def _insert(parent: dict[str, Any], key: str, value: Any, patch: dict[str, Any],
     return True
 
 
+def _normal(value: Any) -> Any:
+    """A value as a guard compares it: a text line by line, without the spaces around each line
+    (indentation means nothing in the rules language) and the blank lines around it."""
+    if isinstance(value, str):
+        return "\n".join(line.strip() for line in value.strip("\n").split("\n"))
+    return value
+
+
+def _expected(doc: Document, smap: SourceMap, here: PathKey, full: PathKey, current: Any, expect: Any,
+              diags: list[Diagnostic], what: str = "") -> bool:
+    """Whether the base still holds what the patch says it replaces (``expect:``); else a located
+    error naming both places."""
+    if _normal(current) == _normal(expect):
+        return True
+    now = str(_normal(current)).split("\n")
+    was = str(_normal(expect)).split("\n")
+    first = next((i for i, (a, b) in enumerate(zip(now, was, strict=False)) if a != b), min(len(now), len(was)))
+    shown = now[first] if first < len(now) else "(the end)"
+    diags.append(Diagnostic(
+        smap.loc(here + ("expect",)),
+        f"the base has changed: {what or 'the value'} at '{'/'.join(map(str, full))}' is not what this patch "
+        f"expects (line {first + 1} now reads '{shown.strip()}')",
+        f"the value in the base is at {doc.smap.loc(full)}: review that change, then update this patch "
+        "and its expect"))
+    return False
+
+
+def _text_lines(spec: Any) -> tuple[int, int] | None:
+    """``lines: 12`` or ``lines: "12-13"`` as (first, last), 1-based; None if written otherwise."""
+    text = str(spec).strip()
+    a, _, b = text.partition("-")
+    if not (a.strip().isascii() and a.strip().isdigit() and (not b or (b.strip().isascii() and b.strip().isdigit()))):
+        return None
+    first, last = int(a), int(b or a)
+    return (first, last) if 1 <= first <= last else None
+
+
+def _text_patch(doc: Document, smap: SourceMap, here: PathKey, full: PathKey, current: Any,
+                patch: dict[str, Any], diags: list[Diagnostic]) -> tuple[str, SplicedOrigin] | None:
+    """A rules text with some ``lines`` or one ``find`` phrase replaced by the patch's value, and
+    its origin: the new part in the overlay, the rest where it was."""
+    value = patch.get("value")
+    path = patch.get("path")
+    if not isinstance(current, str) or not isinstance(value, str):
+        diags.append(Diagnostic(smap.loc(here + ("path",)), f"cannot patch part of '{path}': "
+                                "'find' and 'lines' change a text, and the value must be a text too"))
+        return None
+    if "find" in patch and "lines" in patch:
+        diags.append(Diagnostic(smap.loc(here + ("lines",)), "give 'find' or 'lines', not both"))
+        return None
+    base = doc.smap.text(full)
+    new = smap.text(here + ("value",))
+    if "find" in patch:
+        phrase = str(patch["find"])
+        n = current.count(phrase) if phrase else 0
+        if n != 1:
+            diags.append(Diagnostic(smap.loc(here + ("find",)), f"'find' must match exactly once in '{path}': "
+                                    f"it matches {n} times", "quote more of the text around it" if n else
+                                    f"the text is at {doc.smap.loc(full)}"))
+            return None
+        i = current.index(phrase)
+        head, tail = current[:i], current[i + len(phrase):]
+        at = i + len(phrase)
+        line, col = current.count("\n", 0, at) + 1, at - current.rfind("\n", 0, at)
+        parts = [(head, base, 1, 1), (value, new, 1, 1), (tail, base, line, col)]
+        return head + value + tail, SplicedOrigin(parts)
+    rows = current.split("\n")
+    count = len(rows) - (1 if current.endswith("\n") else 0)
+    span = _text_lines(patch["lines"])
+    if span is None or span[1] > count:
+        diags.append(Diagnostic(smap.loc(here + ("lines",)), f"lines '{patch['lines']}' are not lines of '{path}', "
+                                f"which has {count} line(s)", "write one line number, or FIRST-LAST"))
+        return None
+    first, last = span
+    if "expect" in patch and not _expected(doc, smap, here, full, "\n".join(rows[first - 1:last]),
+                                           patch["expect"], diags,
+                                           f"line {first}" if first == last else f"lines {first}-{last}"):
+        return None
+    head = "".join(r + "\n" for r in rows[:first - 1])
+    middle = value if value.endswith("\n") else value + "\n"
+    tail = "\n".join(rows[last:])
+    parts = [(head, base, 1, 1), (middle, new, 1, 1), (tail, base, last + 1, 1)]
+    return head + middle + tail, SplicedOrigin(parts)
+
+
 def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap, root: PathKey,
                   diags: list[Diagnostic]) -> None:
     """Apply ``patches`` (from the file described by ``smap``) to ``doc`` in order."""
@@ -114,11 +200,19 @@ def apply_patches(doc: Document, patches: list[dict[str, Any]], smap: SourceMap,
         found, current = _step(parent, last)
         full: PathKey = tuple(walked) + ((int(last) if isinstance(parent, list) and _INDEX.match(last) else last),)
         value = patch.get("value")
+        if found and "expect" in patch and op != "add" and "lines" not in patch \
+                and not _expected(doc, smap, here, full, current, patch["expect"], diags):
+            continue
         if op in ("set", "replace"):
             if not found:
                 options = list(parent) if isinstance(parent, dict) else []
                 diags.append(Diagnostic(loc, f"cannot {op} '{patch.get('path')}': it does not exist",
                                         did_you_mean(last, options) or "use op: add for a new entry"))
+                continue
+            if "find" in patch or "lines" in patch:
+                patched = _text_patch(doc, smap, here, full, current, patch, diags)
+                if patched is not None:
+                    parent[full[-1]], doc.smap.texts[full] = patched
                 continue
             parent[full[-1]] = value
             doc.smap.drop(full)

@@ -64,6 +64,41 @@ class TextOrigin:
         return Loc(self.loc.file, self.loc.line + line - 1, col)
 
 
+class SplicedOrigin(TextOrigin):
+    """The origin of a text made of pieces of others: an overlay's patch of some lines or of one
+    phrase of a base text. Each piece maps back to the text it came from, so an error in the
+    patched part points into the overlay and one elsewhere into the base.
+
+    Not kept in the load cache: a ruleset with such a text always loads in full.
+    """
+
+    def __init__(self, parts: Sequence[tuple[str, TextOrigin, int, int]]) -> None:
+        """``parts``: (text, origin, line, col): each piece of the new text, in order, and where its
+        first character is inside the text ``origin`` describes."""
+        first = parts[0][1] if parts else TextOrigin(Loc("<patch>"), block=True)
+        super().__init__(first.loc, block=True)
+        # for each line of the new text: (first column, origin, line, col in that origin), in order
+        pieces: dict[int, list[tuple[int, TextOrigin, int, int]]] = {}
+        object.__setattr__(self, "pieces", pieces)  # a frozen dataclass's subclass
+        line, col = 1, 1
+        for text, origin, oline, ocol in parts:
+            for i, segment in enumerate(text.split("\n")):
+                if i:
+                    line, col = line + 1, 1
+                if segment or i == 0:
+                    pieces.setdefault(line, []).append((col, origin, oline + i, ocol if i == 0 else 1))
+                col += len(segment)
+
+    pieces: dict[int, list[tuple[int, TextOrigin, int, int]]]
+
+    def locate(self, line: int, col: int) -> Loc:
+        pieces = self.pieces.get(line) or self.pieces.get(max((n for n in self.pieces if n < line), default=1)) or []
+        for start, origin, oline, ocol in reversed(pieces):
+            if col >= start:
+                return origin.locate(oline, ocol + col - start)
+        return self.loc
+
+
 class CharPlaces(Sequence[tuple[int, int]]):
     """The file (line, col) of each character of a text, kept as runs of consecutive columns.
 

@@ -160,6 +160,13 @@ CASES = [
     validate("overlay_missing_id",
              (r"overlay_missing_id/patch.yaml:3:11", r"no 'platinum' in entities"),
              (r"overlay_missing_id/patch.yaml:7:11", r"cannot remove 'entities/silvr'.*did you mean 'silver'")),
+    validate("overlay_expect_changed",  # expects 'move t to actor.hand'; the base moves to actor.pile
+             (r"overlay_expect_changed/patch.yaml:4:13",
+              r"the base has changed: .*'actions/take/do'.*now reads 'move t to actor.pile'.*_base/game.yaml:62:9")),
+    validate("overlay_lines_range",  # lines 2-3 of a one-line text
+             (r"overlay_lines_range/patch.yaml:4:12", r"lines '2-3' are not lines of 'actions/take/do', which has 1")),
+    validate("overlay_find_twice",  # 'round' occurs three times in main
+             (r"overlay_find_twice/patch.yaml:4:11", r"'find' must match exactly once .* it matches 3 times")),
     validate("overlay_bad_path",
              (r"overlay_bad_path/patch.yaml:3:11", r"no 'entitys' in the ruleset \(did you mean 'entities'\?\)")),
     validate("overlay_remove_still_used",  # removes gold, which _base's silver still names as partner
@@ -173,6 +180,8 @@ CASES = [
          (r"runtime_runaway_loop/game.yaml:(48|49|50):\d+", r"runaway rules in 'main': more than 1000 steps")),
     play("runtime_table_no_row",  # worth(bronze) looks up points[2]
          (r"runtime_table_no_row/game.yaml:47:11", r"table 'points' has no row for '2'")),
+    play("runtime_overlay_lines",  # line 2 of main replaced by 'increase round by points[2]' (no row 2)
+         (r"runtime_overlay_lines/patch.yaml:6:30", r"table 'points' has no row for '2'")),
     play("runtime_overlay_chain",  # an overlay's worth() looks up points[2], called from its 'take'
          (r"runtime_overlay_chain/patch.yaml:4:12", r"table 'points' has no row for '2'")),
     play("runtime_field_of_none",  # `best.value` where best is none

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from interpreter import Game, LudusError, load_ruleset
+from interpreter.loader import last_load
 
 
 def overlay(tmp_path: Path, patches: str, name: str = "variant", extends: str = "dice_race",
@@ -91,3 +92,90 @@ def test_overlay_entries_cannot_silently_redefine_ids(tmp_path):
     """)
     with pytest.raises(LudusError, match="duplicate id 'goal' in globals .*to change it, use a patch"):
         load_ruleset(folder)
+
+
+# ----------------------------------------------------------------- guarded and partial patches
+BASE_TEXT = """
+kinds:
+  player: {source: T 1, fields: {score: int}}
+tables:
+  extra: {source: T 1, rows: {1: 10}}
+procedures:
+  main:
+    source: T 1
+    do: |
+      let n = 1
+      increase first(players).score by n
+      increase first(players).score by extra[n + 1]
+"""
+
+
+def _base(tmp_path: Path) -> Path:
+    folder = tmp_path / "base"
+    folder.mkdir()
+    (folder / "ruleset.yaml").write_text("ruleset: base\nversion: '1'\ntitle: B\nplayers: {min: 1, max: 2}\n"
+                                         "files: [rules.yaml]\n", encoding="utf-8")
+    (folder / "rules.yaml").write_text(textwrap.dedent(BASE_TEXT).lstrip(), encoding="utf-8")
+    return folder
+
+
+def test_a_line_patch_changes_one_line_and_errors_elsewhere_still_point_at_the_base(tmp_path):
+    _base(tmp_path)
+    folder = overlay(tmp_path, """
+        - op: set
+          path: procedures/main/do
+          lines: 2
+          expect: increase first(players).score by n
+          value: increase first(players).score by n * 5
+          source: X 1
+        """, extends="../base")
+    rs = load_ruleset(folder)
+    assert "increase first(players).score by n * 5\n" in rs.data["procedures"]["main"]["do"]
+    with pytest.raises(LudusError) as err:
+        Game.new(rs, 1, 1)  # line 3, from the base, has no row extra[2]
+    assert "base/rules.yaml:11:40: error: table 'extra' has no row for '2'" in str(err.value)
+
+
+def test_a_find_patch_changes_one_phrase_and_errors_in_it_point_into_the_overlay(tmp_path):
+    _base(tmp_path)
+    folder = overlay(tmp_path, """
+        - op: set
+          path: procedures/main/do
+          find: extra[n + 1]
+          value: extra[n]
+          source: X 1
+        """, extends="../base")
+    game = Game.new(load_ruleset(folder), 1, 1)
+    assert game.ents["p1"]["score"] == 11
+    folder = overlay(tmp_path, """
+        - op: set
+          path: procedures/main/do
+          find: by n
+          value: by extra[3]
+          source: X 1
+        """, name="broken", extends="../base")
+    for _ in range(2):  # such a text is not kept in the load cache: the second load is a full one too
+        with pytest.raises(LudusError) as err:
+            Game.new(load_ruleset(folder), 1, 1)
+        assert "broken/changes.yaml:5:15: error: table 'extra' has no row for '3'" in str(err.value)
+        assert last_load() is not None and last_load().cache != "hit"
+
+
+def test_a_guard_passes_when_the_base_is_unchanged_whatever_the_indentation(tmp_path):
+    _base(tmp_path)
+    folder = overlay(tmp_path, """
+        - op: set
+          path: tables/extra/rows/1
+          expect: 10
+          value: 20
+          source: X 1
+        - op: set
+          path: procedures/main/do
+          expect: |
+                let n = 1
+                increase first(players).score by n
+                increase first(players).score by extra[n + 1]
+          value: increase first(players).score by extra[1]
+          source: X 1
+        """, extends="../base")
+    assert Game.new(load_ruleset(folder), 1, 1).ents["p1"]["score"] == 20
