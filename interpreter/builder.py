@@ -21,6 +21,7 @@ from .model import (
     PLAYER_KIND,
     RESERVED_FIELDS,
     ActionDef,
+    ConstantDef,
     FieldDef,
     FunctionDef,
     GlobalDef,
@@ -35,7 +36,7 @@ from .model import (
 )
 from .yamlsource import PathKey
 
-NAMESPACE_SECTIONS = ("entities", "globals", "zones", "tables", "functions", "modifier_points")
+NAMESPACE_SECTIONS = ("entities", "globals", "constants", "zones", "tables", "functions", "modifier_points")
 
 
 class RulesetBuilder:
@@ -62,10 +63,12 @@ class RulesetBuilder:
 
     def build(self) -> None:
         self.namespace()
+        self.enums()
         self.kinds()
         self.zones()
         self.globals()
         self.entities()
+        self.constants()
         self.tables()
         self.signatures()
         if self.diags:
@@ -91,10 +94,23 @@ class RulesetBuilder:
                 if eid in ("players", "player_count", "none", "true", "false", "actor"):
                     self.err((sec, eid), f"'{eid}' is a built-in name and cannot be an id", key=True)
 
+    def enums(self) -> None:
+        """Enumerations: named sets of texts, checked wherever a value of one is written."""
+        kinds = set(self.section("kinds")) | {PLAYER_KIND}
+        for name, spec in self.section("enums").items():
+            if name in kinds or name in T.SCALARS or name in ("list", "zone", "entity"):
+                self.err(("enums", name), f"'{name}' already names a type", "rename the enumeration", key=True)
+                continue
+            values = [str(v) for v in spec.get("values") or []]
+            for i, v in enumerate(values):
+                if v in values[:i]:
+                    self.err(("enums", name, "values", i), f"'{v}' appears twice in enumeration '{name}'")
+            self.rs.enums[name] = tuple(values)
+
     def type_of(self, path: PathKey, text: Any) -> T.Type:
-        t = T.parse_type(str(text), set(self.section("kinds")) | {PLAYER_KIND})
+        t = T.parse_type(str(text), set(self.section("kinds")) | {PLAYER_KIND}, self.rs.enums)
         if t is None:
-            known = ["int", "bool", "str", "any", "list", "list of KIND", *self.section("kinds")]
+            known = ["int", "bool", "str", "any", "list", "list of KIND", *self.section("kinds"), *self.rs.enums]
             self.err(path, f"unknown type '{text}'", did_you_mean(str(text), known) or
                      "use int, bool, str, any, a kind name, or 'list of ...'")
             return T.ANY
@@ -269,6 +285,12 @@ class RulesetBuilder:
             else:
                 for i, item in enumerate(value):
                     self.check_value(path + (i,), T.item(type_), item)
+        elif T.is_enum(type_):
+            values = self.rs.enums[str(type_.arg)]
+            if not isinstance(value, str) or value not in values:
+                shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
+                self.err(path, f"unknown {type_.arg} '{value}'", did_you_mean(str(value), values) or
+                         f"a {type_.arg} is one of: {shown}")
         elif T.is_ent(type_):
             kind = T.kind_of(type_)
             target = self.rs.entities.get(str(value))
@@ -282,11 +304,46 @@ class RulesetBuilder:
             elif kind != "*" and target["kind"] != kind:
                 self.err(path, f"wrong kind of id: '{value}' is a {target['kind']}, not a {kind}")
 
+    def constants(self) -> None:
+        for name, spec in self.section("constants").items():
+            path = ("constants", name)
+            ctype = self.type_of(path + ("type",), spec.get("type", "any"))
+            self.check_value(path + ("value",), ctype, spec.get("value"))
+            self.rs.constants[name] = ConstantDef(name, ctype, spec.get("value"))
+
     def tables(self) -> None:
         for name, spec in self.section("tables").items():
-            keys = [str(k) for k in spec.get("keys", ["key"])]
-            rows = _expand_ranges(spec.get("rows") or {}, len(keys), self, ("tables", name, "rows"))
-            self.rs.tables[name] = TableDef(name, keys, rows, spec.get("default"), "default" in spec)
+            path = ("tables", name)
+            written = spec.get("keys", ["key"])
+            keys = [str(k) for k in written]
+            # keys: [a, b] names them; keys: {a: TYPE, b: TYPE} types them too (checked like fields)
+            key_types = [self.type_of(path + ("keys", k), t) for k, t in written.items()] \
+                if isinstance(written, dict) else [T.ANY] * len(keys)
+            value_type = self.type_of(path + ("values",), spec["values"]) if "values" in spec else None
+            self._check_rows(path + ("rows",), spec.get("rows") or {}, key_types, value_type)
+            if value_type is not None and spec.get("default") is not None:
+                self.check_value(path + ("default",), value_type, spec["default"])
+            rows = _expand_ranges(spec.get("rows") or {}, len(keys), self, path + ("rows",))
+            self.rs.tables[name] = TableDef(name, keys, rows, spec.get("default"), "default" in spec,
+                                            key_types, value_type)
+
+    def _check_rows(self, path: PathKey, rows: Any, key_types: list[T.Type], value_type: T.Type | None) -> None:
+        """The keys and values of a table's rows against the types its 'keys' and 'values' give."""
+        if not key_types:
+            if value_type is not None:
+                self.check_value(path, value_type, rows)
+            return
+        if not isinstance(rows, dict):
+            return
+        ktype = key_types[0]
+        for key, sub in rows.items():
+            if T.is_enum(ktype) and str(key) not in self.rs.enums[str(ktype.arg)]:
+                self.err(path + (key,), f"unknown {ktype.arg} '{key}'",
+                         did_you_mean(str(key), self.rs.enums[str(ktype.arg)]), key=True)
+            elif T.is_ent(ktype) and str(key) not in self.rs.entities:
+                self.err(path + (key,), f"unknown {T.kind_of(ktype)} '{key}'",
+                         did_you_mean(str(key), self.rs.entities), key=True)
+            self._check_rows(path + (key,), sub, key_types[1:], value_type)
 
     # ------------------------------------------------------------ signatures
     def params(self, path: PathKey, spec: Any) -> dict[str, T.Type]:

@@ -169,6 +169,17 @@ class TableDef:
     rows: dict[str, Any]
     default: Any = None
     has_default: bool = False
+    key_types: list[Type] = field(default_factory=list)  # when 'keys' gives them (else any)
+    value_type: Type | None = None  # 'values:', when given
+
+
+@dataclass
+class ConstantDef:
+    """A named value of ``constants:``: read by name in rules, never changed."""
+
+    name: str
+    type: Type
+    value: Any
 
 
 @dataclass
@@ -254,6 +265,8 @@ class Ruleset:
     data: dict[str, Any]  # the merged, validated ruleset document (for docs and `where`)
     smap: Any  # SourceMap of ``data``
     kinds: dict[str, KindDef] = field(default_factory=dict)
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)  # enumeration -> its values
+    constants: dict[str, ConstantDef] = field(default_factory=dict)
     zones: dict[str, ZoneDef] = field(default_factory=dict)
     globals: dict[str, GlobalDef] = field(default_factory=dict)
     entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # static entities, expanded

@@ -144,6 +144,15 @@ CASES = [
              (r"dsl_where_not_bool/game.yaml:60:35", r"'where' condition must be true/false, not a number")),
     validate("dsl_wrong_arg_count",  # `worth(t, 2)`
              (r"dsl_wrong_arg_count/game.yaml:71:15", r"function 'worth' takes 1 argument\(s\) \(t\), got 2")),
+    # enumerations and constants: 'metal' is an enumeration of gold and silver
+    validate("overlay_frankz",  # an overlay of time_of_crisis writes 'frankz' in a crisis table row
+             (r"overlay_frankz/patch.yaml:4:12", r"unknown crisis_result 'frankz' \(did you mean 'franks'\?\)")),
+    validate("enum_field_value",  # gold's metal is 'gould'
+             (r"enum_field_value/game.yaml:29:12", r"unknown metal 'gould' \(did you mean 'gold'\?\)")),
+    validate("enum_literal_compare",  # `if t.metal == "silvr"`
+             (r"enum_literal_compare/game.yaml:67:21", r"'silvr' is not a metal \(did you mean 'silver'\?\)")),
+    validate("constant_set",  # `set last_round = 4`, a constant
+             (r"constant_set/game.yaml:55:13", r"'last_round' is a constant: rules cannot change it")),
     # procedure-valued fields: token declares 'effect: {type: procedure, params: {p: player}}'
     validate("procfield_missing",  # silver carries an effect, gold none (and no default)
              (r"procfield_missing/game.yaml:22:3", r"token 'gold' has no 'effect'.*default")),

@@ -101,7 +101,23 @@ class Expressions(Operators):
             name = _METHODS[node.__class__] = "x_" + node.__class__.__name__
         return getattr(self, name)(node, scope)
 
+    def literal(self, node: A.Node, want: Type) -> None:
+        """A text written where a value of an enumeration is expected must be one of its values
+        (the only check an enumeration needs: everything else about it is text)."""
+        if T.is_list(want) and isinstance(node, A.ListLit):
+            for item in node.items:
+                self.literal(item, T.item(want))
+        if not T.is_enum(want) or not isinstance(node, A.Str) or not all(isinstance(p, str) for p in node.parts):
+            return
+        text = "".join(str(p) for p in node.parts)
+        values = self.rs.enums[str(want.arg)]
+        if text not in values:
+            shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
+            self.err(node.pos, f"'{text}' is not a {want.arg}",
+                     did_you_mean(text, values) or f"a {want.arg} is one of: {shown}")
+
     def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src:
+        self.literal(node, want)
         s, t = self.expr(node, scope)
         if not T.compatible(want, t):
             self.err(node.pos, f"wrong type: {what} must be {T.describe(want)}, not {T.describe(t)}")
@@ -147,6 +163,9 @@ class Expressions(Operators):
             return self.src(f"g.glob[{self.k(name)}]", pos=n.pos), rs.globals[name].type
         if name in rs.entities:
             return self.src(self.k(name), pos=n.pos), T.ent(rs.entities[name]["kind"])
+        if name in rs.constants:
+            c = rs.constants[name]
+            return self.src(self.k(c.value), pos=n.pos), c.type
         if name in rs.zones and rs.zones[name].per is None:
             return self.src(self.k(name), pos=n.pos), T.zone_of(rs.zones[name].holds)
         if name == "players":
@@ -164,7 +183,7 @@ class Expressions(Operators):
         if name in rs.functions or name in rs.points:
             self.err(n.pos, f"'{name}' must be called", f"write {name}(...)")
             raise Abort
-        known = list(scope) + list(rs.globals) + list(rs.entities) + list(BUILTIN_NAMES)
+        known = list(scope) + list(rs.globals) + list(rs.constants) + list(rs.entities) + list(BUILTIN_NAMES)
         known += [z for z, d in rs.zones.items() if d.per is None]
         self.err(n.pos, f"unknown name '{name}'", did_you_mean(name, known))
         raise Abort
@@ -235,8 +254,10 @@ class Expressions(Operators):
                          f"({', '.join(table.keys)}), got {len(n.args)}")
                 raise Abort
             keys = [self.expr(a, scope)[0] for a in n.args]
+            for a, kt in zip(n.args, table.key_types, strict=False):
+                self.literal(a, kt)
             text = "".join(f", {{{i}}}" for i in range(len(keys)))
-            return self.src(f"_table(g, {self.k(table)}{text})", *keys, pos=n.pos), T.ANY
+            return self.src(f"_table(g, {self.k(table)}{text})", *keys, pos=n.pos), table.value_type or T.ANY
         obj, t = self.expr(n.obj, scope)
         if len(n.args) != 1:
             self.err(n.pos, "indexing takes one value")

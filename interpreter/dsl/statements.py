@@ -82,6 +82,8 @@ class Statements(Decisions):
         value, t = self.x.expr(s.value, scope)
         if s.name in self.rs.globals:
             self.err(s.pos, f"'{s.name}' is a global; 'let' would hide it", f"use 'set {s.name} = ...'")
+        elif s.name in self.rs.constants:
+            self.err(s.pos, f"'{s.name}' is a constant; 'let' would hide it", "choose another name")
         scope[s.name] = t
         return self.bind(self.do(s.pos, (f"{local(s.name)} = ", value)), s.name)
 
@@ -94,6 +96,10 @@ class Statements(Decisions):
                 t, target = scope[name], local(name)
             elif name in self.rs.globals:
                 t, target = self.rs.globals[name].type, f"g.glob[{name!r}]"
+            elif name in self.rs.constants:
+                self.err(s.target.pos, f"'{name}' is a constant: rules cannot change it",
+                         "declare it under globals to change it while the game runs")
+                raise Abort
             else:
                 self.err(s.target.pos, f"unknown variable '{name}'",
                          did_you_mean(name, list(scope) + list(self.rs.globals)) or "declare it with 'let' or in 'globals'")

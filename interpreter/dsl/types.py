@@ -3,7 +3,8 @@
 ``int``, ``bool``, ``str``, ``none``, ``any``; an entity of a kind (``ent(KIND)``; ``ent("*")``
 for any kind); a zone holding entities of a kind (``zone_of(KIND)``, ``zone_of("*")`` when
 mixed); a list of values of a type (``list_of(T)``); a value per player, from a secret choice
-(``map_of(T)``). The checker is deliberately forgiving: ``any`` matches everything, so rule
+(``map_of(T)``); a value of an enumeration (``enum(NAME)``: text at runtime, whose literals are
+checked against the declared values). The checker is deliberately forgiving: ``any`` matches everything, so rule
 authors get errors only for mistakes that are certain.
 
 ``str(t)`` gives a short text (``int``, ``ent:card``, ``list:int``), for debugging and tests;
@@ -12,6 +13,7 @@ messages use :func:`describe`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 SCALARS = ("int", "bool", "str", "none", "any")
@@ -94,6 +96,20 @@ def ent(kind: str) -> Type:
     return Type("ent", kind)
 
 
+def enum(name: str) -> Type:
+    """A value of the enumeration ``name`` (``enums:``): one of its texts."""
+    return Type("enum", name)
+
+
+def is_enum(t: Type) -> bool:
+    return t.tag == "enum"
+
+
+def is_text(t: Type) -> bool:
+    """Text or a value of an enumeration (which is text when the rules run)."""
+    return t == STR or t.tag == "enum"
+
+
 def zone_of(kind: str) -> Type:
     return Type("zone", kind)
 
@@ -120,6 +136,8 @@ def compatible(want: Type, got: Type) -> bool:
         return True
     if got == NONE:
         return want not in (INT, BOOL)
+    if is_text(want) and is_text(got):  # a text literal's value is checked where it meets an enum
+        return True
     if is_ent(want) and is_ent(got):
         return kind_of(want) == "*" or kind_of(got) == "*"
     if is_list(want) and (is_list(got) or is_zone(got)):
@@ -139,6 +157,8 @@ def join(a: Type, b: Type) -> Type:
         return a
     if is_ent(a) and is_ent(b):
         return ent("*")
+    if is_text(a) and is_text(b):
+        return STR
     if is_list(a) and is_list(b):
         return list_of(join(item(a), item(b)))
     return ANY
@@ -155,15 +175,17 @@ def describe(t: Type) -> str:
         return "a list"
     if is_map(t):
         return "a per-player map"
+    if is_enum(t):
+        return f"a {t.arg}"
     return {"int": "a number", "bool": "true/false", "str": "text", "none": "none", "any": "a value"}.get(t.tag, t.tag)
 
 
 MAX_TYPE_DEPTH = 8  # "list of list of ... int": more is a typo or a hostile text
 
 
-def parse_type(text: str, kinds: set[str]) -> Type | None:
-    """Parse a type as written in YAML (``int``, ``card``, ``list of card``); None if unknown
-    (or nested more than MAX_TYPE_DEPTH lists deep)."""
+def parse_type(text: str, kinds: set[str], enums: Collection[str] = ()) -> Type | None:
+    """Parse a type as written in YAML (``int``, ``card``, ``list of card``, an enumeration's
+    name); None if unknown (or nested more than MAX_TYPE_DEPTH lists deep)."""
     t = " ".join(str(text).split())
     lists = 0
     while t.startswith("list of "):
@@ -180,6 +202,8 @@ def parse_type(text: str, kinds: set[str]) -> Type | None:
         base = zone_of("*")
     elif t in kinds:
         base = ent(t)
+    elif t in enums:
+        base = enum(t)
     elif t == "entity":
         base = ent("*")
     else:
