@@ -8,6 +8,7 @@ import os
 import secrets
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from . import __version__
@@ -17,6 +18,7 @@ from .docsgen import reconstructed, render, where
 from .gamelog import dump_entry, replay
 from .loader import bundled_names, load_ruleset
 from .model import Ruleset
+from .odds import MAX_RUNS
 from .runtime import Game, IllegalChoice
 from .scenario import run_scenario
 from .simulate import MAX_GAMES, MAX_WORKERS
@@ -383,6 +385,26 @@ def _batch_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
 
 
+# ------------------------------------------------------------------ odds
+def cmd_odds(args: argparse.Namespace) -> int:
+    from .odds import render as render_odds
+    from .odds import run_odds, write_png
+    from .simulate import _progress
+
+    with _progress(args.runs, _show_progress(args), "runs") as bar:
+        report = run_odds(args.scenario, args.runs, args.seed, bar)
+    _out(report.to_json() if args.json else render_odds(report))
+    if args.png:
+        try:
+            write_png(report, Path(args.png))
+        except OSError as exc:
+            raise LudusError([_arg_diag(f"cannot write --png {args.png}: {exc.strerror or exc}",
+                                        "give a file in a folder that exists and you may write")]) from None
+        if not args.json:
+            _out(f"\nwrote {args.png}")
+    return 0
+
+
 # ------------------------------------------------------------------ bench
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
@@ -461,6 +483,18 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("section", metavar="SECTION")
     w.add_argument("--ruleset", action="append", help="search only this ruleset (repeatable; default: all bundled)")
     w.set_defaults(func=cmd_where)
+
+    od = sub.add_parser("odds", help="play a scenario's position many times with fresh dice and count its outcomes",
+                        description="The battle calculator: set up the scenario's position, make its steps' choices "
+                        "with fresh dice (its forced dice left out) RUNS times, and report each outcome its 'odds:' "
+                        "section names: rates with 95%% Wilson intervals, numbers as distributions. See docs/odds.md.")
+    od.add_argument("scenario", metavar="SCENARIO")
+    od.add_argument("--runs", type=_whole(1, MAX_RUNS), default=1000, metavar="N", help="runs (default 1000)")
+    od.add_argument("--seed", type=_SEED, default=1, metavar="S", help="seed of the runs' dice (default 1)")
+    od.add_argument("--json", action="store_true", help="print the figures as JSON")
+    od.add_argument("--png", metavar="FILE", help="also draw the outcomes as a bar chart")
+    od.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
+    od.set_defaults(func=cmd_odds)
 
     sm = sub.add_parser("simulate", help="play many bot games; summary table, per-game JSONL/CSV and plots",
                         description="Play N complete games with bots in every seat on a pool of worker processes. "

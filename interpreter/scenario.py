@@ -59,6 +59,30 @@ def load_scenario(path: str | Path) -> tuple[dict[str, Any], SourceMap, Ruleset]
 def run_scenario(path: str | Path) -> ScenarioRun:
     """Run a scenario file; raises :class:`LudusError` for bad files or illegal steps."""
     data, smap, rs = load_scenario(path)
+    if "expect" in data:
+        _check_expect(data["expect"], smap)
+    game = scenario_game(data, smap, rs)
+    # Assertions are checked before the steps, like every other rule text. Seats and the
+    # entities made during set-up (e.g. each seat's leaders) may be named in them.
+    names = setup_names(game)
+    checks = [_compile_assert(rs, str(text), smap, ("assert", i), names)
+              for i, text in enumerate(data.get("assert") or [])]
+    for i, step in enumerate(data.get("steps") or []):
+        apply_step(game, i, step, smap)
+    run = ScenarioRun(game)
+    if "expect" in data:
+        _match(data["expect"], game.state, "", run.failures, smap, ("expect",))
+    for check in checks:
+        check(game, run.failures)
+    return run
+
+
+def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: int | None = None) -> Game:
+    """The scenario's position: the game set up, its ``state`` patched, its ``start`` begun.
+
+    With ``rng_seed`` (``ludus odds``), the forced dice are left out and the random generator
+    is seeded afresh once the position is set, so that only what happens from there varies.
+    """
     players = int(data.get("players", rs.min_players))
     problem = rs.player_count_problem(players)
     if problem:
@@ -67,42 +91,45 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     def prepare(game: Game) -> None:
         if "state" in data:
             _patch_state(game, data["state"], smap)
+        if rng_seed is not None:
+            game.state["rng"] = rng_seed
         if "start" in data:
             _start(game, data["start"], smap)
 
-    if "expect" in data:
-        _check_expect(data["expect"], smap)
+    dice = data.get("dice", []) if rng_seed is None else []
     try:
-        game = Game.new(rs, players, data.get("seed", 0), after_setup=prepare, dice=data.get("dice", []))
+        return Game.new(rs, players, data.get("seed", 0), after_setup=prepare, dice=dice)
     except LudusError as exc:
-        if data.get("dice") and "forced di" in exc.diagnostics[0].message:
+        if dice and "forced di" in exc.diagnostics[0].message:
             raise _at(exc, smap.loc(("dice",)), "") from None
         raise
-    # Assertions are checked before the steps, like every other rule text. Seats and the
-    # entities made during set-up (e.g. each seat's leaders) may be named in them.
-    names = {e: T.ent(rec["kind"]) for e, rec in game.ents.items() if e not in rs.entities}
-    checks = [_compile_assert(rs, str(text), smap, ("assert", i), names)
-              for i, text in enumerate(data.get("assert") or [])]
-    for i, step in enumerate(data.get("steps") or []):
-        loc = smap.loc(("steps", i))
-        if game.over:
-            raise LudusError([Diagnostic(loc, f"step {i + 1}: the game is already over",
-                                         "remove the steps after the end")])
-        try:
-            game.apply(step["choose"], step.get("player"), step.get("dice"))
-        except IllegalChoice as exc:
-            raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}")]) from None
-        except LudusError as exc:
-            if step.get("dice") and "forced di" in exc.diagnostics[0].message:
-                raise _at(exc, smap.loc(("steps", i, "dice")), f"step {i + 1}: ") from None
-            raise LudusError([Diagnostic(loc, f"step {i + 1}: the rules failed on this choice "
-                                         f"(at {exc.diagnostics[0].loc})"), *exc.diagnostics]) from None
-    run = ScenarioRun(game)
-    if "expect" in data:
-        _match(data["expect"], game.state, "", run.failures, smap, ("expect",))
-    for check in checks:
-        check(game, run.failures)
-    return run
+
+
+def setup_names(game: Game) -> dict[str, T.Type]:
+    """The entities made during set-up (seats, each seat's leaders): names a scenario's rule
+    texts may use."""
+    return {e: T.ent(rec["kind"]) for e, rec in game.ents.items() if e not in game.rs.entities}
+
+
+def apply_step(game: Game, i: int, step: dict[str, Any], smap: SourceMap, forced: bool = True) -> None:
+    """Make step ``i``'s choice (with its forced dice unless ``forced`` is false); raises
+    :class:`LudusError` located at the step, or :class:`IllegalChoice` when not ``forced``."""
+    loc = smap.loc(("steps", i))
+    if game.over:
+        raise LudusError([Diagnostic(loc, f"step {i + 1}: the game is already over",
+                                     "remove the steps after the end")])
+    dice = step.get("dice") if forced else None
+    try:
+        game.apply(step["choose"], step.get("player"), dice)
+    except IllegalChoice as exc:
+        if not forced:
+            raise
+        raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}")]) from None
+    except LudusError as exc:
+        if dice and "forced di" in exc.diagnostics[0].message:
+            raise _at(exc, smap.loc(("steps", i, "dice")), f"step {i + 1}: ") from None
+        raise LudusError([Diagnostic(loc, f"step {i + 1}: the rules failed on this choice "
+                                     f"(at {exc.diagnostics[0].loc})"), *exc.diagnostics]) from None
 
 
 def _at(exc: LudusError, loc: Loc, prefix: str) -> LudusError:
