@@ -192,6 +192,10 @@ def _check_players(rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
             diags.append(Diagnostic(msmap.loc(("players", "min")), f"players: min ({rs.min_players}) is more than "
                                     f"max ({rs.max_players})", "write the smaller number as min"))
             return
+        if "players" in manifest and not rs.min_players <= rs.default_players <= rs.max_players:
+            diags.append(Diagnostic(msmap.loc(("players", "default")), f"players: default ({rs.default_players}) is "
+                                    f"not from {rs.min_players} to {rs.max_players}", "give a count the game allows"))
+            return
         if "seats" in manifest and rs.seats and len(rs.seats) < rs.max_players:
             diags.append(Diagnostic(msmap.loc(("seats",)), f"{len(rs.seats)} seats for up to {rs.max_players} players",
                                     "name one seat per player, or lower players: max"))
@@ -215,6 +219,7 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: st
         name=str(manifest["ruleset"]), version=str(manifest.get("version", "0")),
         title=str(merged_manifest.get("title", manifest["ruleset"])),
         min_players=int(players.get("min", 1)), max_players=int(players.get("max", players.get("min", 1))),
+        default_players=int(players.get("default", players.get("min", 1))),
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
         digest=digest, data=doc.data, smap=doc.smap,
         step_budget=_limit(doc, limits, "steps"), work_budget=_limit(doc, limits, "work"),

@@ -280,6 +280,7 @@ class Ruleset:
     groups: dict[str, list[str]] = field(default_factory=dict)
     sites: dict[str, ModifierSite] = field(default_factory=dict)
     scoring: Scoring = field(default_factory=Scoring)
+    default_players: int = 0  # the usual count (manifest players: default; else min): a scenario's default
     step_budget: int = LIMITS["steps"][1]
     work_budget: int = LIMITS["work"][1]
     chain: list[str] = field(default_factory=list)  # the manifest files, base first

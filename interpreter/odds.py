@@ -1,7 +1,7 @@
 """``ludus odds``: a scenario's position played many times with fresh dice — the battle calculator.
 
 A scenario with an ``odds:`` section names its **outcomes** (rules-language expressions read in
-the final position: ``red.legacy >= 2``, ``count(thracia.barbarians)``). Each run sets up the
+the final position: ``red.score >= 2``, ``count(deck)``). Each run sets up the
 scenario's position exactly (its seed, state patch and start), then seeds the dice afresh from
 ``--seed`` and the run's number, makes the steps' choices (their forced dice left out), and, when
 ``odds: until:`` is given, lets bots make the decisions after them until it holds. A run whose

@@ -19,6 +19,7 @@ from .dsl import types as T
 from .dsl.compiler import Compiler
 from .dsl.parser import DslSyntaxError, parse_expr
 from .loader import find_ruleset, load_ruleset
+from .matchers import check_offered, nearest_label, parse_matchers
 from .model import MAX_INT, MAX_LIST, MAX_STR, RuleFault, Ruleset
 from .runtime import Game, IllegalChoice
 from .schemas import schema, validate
@@ -67,9 +68,23 @@ def run_scenario(path: str | Path) -> ScenarioRun:
     names = setup_names(game)
     checks = [_compile_assert(rs, str(text), smap, ("assert", i), names)
               for i, text in enumerate(data.get("assert") or [])]
-    for i, step in enumerate(data.get("steps") or []):
-        apply_step(game, i, step, smap)
+    steps = data.get("steps") or []
+    offered = [(parse_matchers(step.get("offered"), smap, ("steps", i, "offered")),
+                parse_matchers(step.get("not_offered"), smap, ("steps", i, "not_offered"))) for i, step in enumerate(steps)]
+    final = (parse_matchers(data.get("offered"), smap, ("offered",)),
+             parse_matchers(data.get("not_offered"), smap, ("not_offered",)))
     run = ScenarioRun(game)
+    for i, step in enumerate(steps):
+        where = f"{smap.loc(('steps', i))}: step {i + 1}"
+        check_offered(game, offered[i][0], True, where, run.failures)
+        check_offered(game, offered[i][1], False, where, run.failures)
+        if "choose" in step:
+            apply_step(game, i, step, smap)
+        elif not step.get("offered") and not step.get("not_offered"):
+            raise LudusError([Diagnostic(smap.loc(("steps", i)), f"step {i + 1} chooses nothing and checks nothing",
+                                         "give choose:, offered: or not_offered:")])
+    check_offered(game, final[0], True, f"{smap.loc(('offered',))}: at the end", run.failures)
+    check_offered(game, final[1], False, f"{smap.loc(('not_offered',))}: at the end", run.failures)
     if "expect" in data:
         _match(data["expect"], game.state, "", run.failures, smap, ("expect",))
     for check in checks:
@@ -83,7 +98,7 @@ def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: 
     With ``rng_seed`` (``ludus odds``), the forced dice are left out and the random generator
     is seeded afresh once the position is set, so that only what happens from there varies.
     """
-    players = int(data.get("players", rs.min_players))
+    players = int(data.get("players", rs.default_players or rs.min_players))
     problem = rs.player_count_problem(players)
     if problem:
         raise LudusError([Diagnostic(smap.loc(("players",)), problem)])
@@ -124,7 +139,10 @@ def apply_step(game: Game, i: int, step: dict[str, Any], smap: SourceMap, forced
     except IllegalChoice as exc:
         if not forced:
             raise
-        raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}")]) from None
+        # an authoring error (the step names a choice that is not there), not a failed expectation
+        hint = nearest_label(game, step["choose"], step.get("player")) or \
+            "to check that a choice is not offered, write not_offered: instead"
+        raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}", hint)]) from None
     except LudusError as exc:
         if dice and "forced di" in exc.diagnostics[0].message:
             raise _at(exc, smap.loc(("steps", i, "dice")), f"step {i + 1}: ") from None

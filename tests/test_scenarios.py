@@ -113,3 +113,82 @@ def test_patched_values_are_type_checked_and_bad_counts_located(tmp_path, monkey
     path = write(tmp_path, "ruleset: dice_race\nplayers: 7\nsteps: []\n")
     with pytest.raises(LudusError, match=r"s.yaml:2:10: error: dice_race is for 2 to 4 players, not 7"):
         run_scenario(path)
+
+
+# ----------------------------------------------------------------- offered / not_offered
+def test_matchers_pass_when_the_choices_are_as_stated(tmp_path):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        steps:
+          - offered: ["Step 3", "/^Boost$/"]
+            not_offered: ["Step 9", "/^Roll/"]
+          - {player: red, choose: Step 3}
+          - {player: blue, choose: Boost}
+        offered: [{action: roll}, {action: roll, player: red}, {label: Roll}]
+        not_offered: [{action: roll, player: blue}, {action: boost, player: blue}]
+    """)
+    run = run_scenario(path)
+    assert run.ok, run.failures
+
+
+def test_a_failed_matcher_is_a_failed_expectation_listing_the_offered_choices(tmp_path, monkeypatch, capsys):
+    write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        steps:
+          - offered: ["Step 9"]
+            not_offered: ["Boost"]
+            player: red
+            choose: Step 3
+        offered: ["/^Sprint/"]
+    """)
+    monkeypatch.chdir(tmp_path)
+    assert main(["scenario", "s.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "s.yaml:4:5: step 1: expected a choice matching 'Step 9' to be offered; offered: Step 3; Step 3; Boost" in err
+    assert "s.yaml:4:5: step 1: expected no choice matching 'Boost', but offered: Boost; Boost" in err
+    # red has chosen: blue's secret choice is pending
+    assert "s.yaml:8:10: at the end: expected a choice matching /^Sprint/ to be offered; offered: Boost; Step 1; Step 3" in err
+    assert "error:" not in err  # failed expectations, not errors of the file
+
+
+@pytest.mark.parametrize(("pattern", "message"), [
+    ("/(a+)+b/", r"s.yaml:4:15: error: pattern /\(a\+\)\+b/ is refused: a repeat inside a repeat"),
+    ("/(x)\\\\1/", r"is refused: a backreference"),
+    ("/[/", r"s.yaml:4:15: error: bad pattern /\[/"),
+    ("/" + "a" * 201 + "/", r"pattern too long: 201 characters"),
+])
+def test_a_pattern_that_could_hang_or_is_wrong_is_refused(tmp_path, pattern, message):
+    path = write(tmp_path, f"""
+        ruleset: dice_race
+        players: 2
+        steps:
+          - offered: ["{pattern}"]
+    """)
+    with pytest.raises(LudusError, match=message):
+        run_scenario(path)
+
+
+def test_a_step_must_choose_or_check_something(tmp_path):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        steps:
+          - {player: red}
+    """)
+    with pytest.raises(LudusError, match="s.yaml:4:5: error: step 1 chooses nothing and checks nothing"):
+        run_scenario(path)
+
+
+def test_players_default_to_the_rulesets_usual_count(tmp_path):
+    toc = write(tmp_path, """
+        ruleset: time_of_crisis
+        steps: []
+    """)
+    assert len(run_scenario(toc).game.players) == 4  # players: {min: 2, max: 4, default: 4}
+    dice = write(tmp_path, """
+        ruleset: dice_race
+        steps: []
+    """)
+    assert len(run_scenario(dice).game.players) == 2  # no default: the minimum
