@@ -140,8 +140,10 @@ def apply_step(game: Game, i: int, step: dict[str, Any], smap: SourceMap, forced
         if not forced:
             raise
         # an authoring error (the step names a choice that is not there), not a failed expectation
-        hint = nearest_label(game, step["choose"], step.get("player")) or \
-            "to check that a choice is not offered, write not_offered: instead"
+        hint = ""
+        if isinstance(step["choose"], str) and "is not one of" in exc.reason:
+            hint = nearest_label(game, step["choose"], step.get("player")) or \
+                "to check that a choice is not offered, write not_offered: instead"
         raise LudusError([Diagnostic(loc, f"step {i + 1}: illegal choice: {exc.reason}", hint)]) from None
     except LudusError as exc:
         if dice and "forced di" in exc.diagnostics[0].message:

@@ -191,6 +191,8 @@ CASES = [
          (r"runtime_table_no_row/game.yaml:47:11", r"table 'points' has no row for '2'")),
     play("runtime_overlay_lines",  # line 2 of main replaced by 'increase round by points[2]' (no row 2)
          (r"runtime_overlay_lines/patch.yaml:6:30", r"table 'points' has no row for '2'")),
+    play("runtime_narration",  # 'take' narrates, then fails: the narration, undone, is shown as a note
+         (r"runtime_narration/patch.yaml:7:28", r"table 'points' has no row for '2'")),
     play("runtime_overlay_chain",  # an overlay's worth() looks up points[2], called from its 'take'
          (r"runtime_overlay_chain/patch.yaml:4:12", r"table 'points' has no row for '2'")),
     play("runtime_field_of_none",  # `best.value` where best is none

@@ -146,8 +146,9 @@ class Choices(GameBase):
                 raise IllegalChoice(f"this choice rolled {len(dice) - len(left)} of the {len(dice)} forced dice; "
                                     f"{left} were not rolled")
         except RuleFault as fault:
+            said = [str(e["text"]) for e in self.log[log_len:] if e.get("type") == "text"]
             self._rollback(snapshot, log_len)
-            raise self._located(fault) from None
+            raise self._located(fault, said) from None
         except LudusError:
             self._rollback(snapshot, log_len)
             raise

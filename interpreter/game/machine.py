@@ -8,7 +8,7 @@ game and ranks the players by the ruleset's scoring.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..diagnostics import Diagnostic, Loc, LudusError
@@ -30,6 +30,9 @@ def _rank_value(v: Any) -> int:
     return int(v) if isinstance(v, bool | int) else 0
 
 
+NARRATION_NOTES = 5  # lines of the failing step's narration shown with a rule's fault
+
+
 class Machine(GameBase):
     """The run loop, frames, the step and work budgets, the end of the game and scoring."""
 
@@ -39,10 +42,16 @@ class Machine(GameBase):
         except RuleFault as fault:
             raise self._located(fault) from None
 
-    def _located(self, fault: RuleFault) -> LudusError:
+    def _located(self, fault: RuleFault, said: Sequence[str] = ()) -> LudusError:
+        """The fault as a located error: the call chain, then what the failing step had narrated
+        (undone with the step, but it tells where the game was)."""
         loc = fault.loc or Loc(self.rs.folder)
         notes = tuple((where or loc, what if what.startswith("...") else what + " was called here")
                       for where, what in reversed(fault.chain))
+        if said:
+            shown = said[-NARRATION_NOTES:]
+            more = f" (and {len(said) - len(shown)} line(s) before)" if len(said) > len(shown) else ""
+            notes += ((loc, "before it failed, this step had narrated" + more + ": " + " / ".join(shown)),)
         return LudusError([Diagnostic(loc, fault.message, fault.hint, notes=notes)])
 
     def _run(self) -> None:
