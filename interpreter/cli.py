@@ -329,7 +329,16 @@ def cmd_docs(args: argparse.Namespace) -> int:
             _out(f"{loc}: {sec}/{eid}: {note}")
         _out(f"{len(rows)} reconstructed entries")
         return 0
-    sys.stdout.write(render(rs))
+    page = render(rs, args.format)
+    if args.output:
+        try:
+            Path(args.output).write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise LudusError([_arg_diag(f"cannot write --output {args.output}: {exc.strerror or exc}",
+                                        "give a file in a folder that exists and you may write")]) from None
+        _out(f"wrote {args.output}")
+        return 0
+    sys.stdout.write(page)
     return 0
 
 
@@ -475,6 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "and the list of reconstructed entries.")
     d.add_argument("ruleset", metavar="RULESET")
     d.add_argument("--reconstructed", action="store_true", help="list only the reconstructed entries")
+    d.add_argument("--format", choices=("md", "html"), default="md",
+                   help="md: GitHub Markdown (default); html: one self-contained page")
+    d.add_argument("--output", metavar="FILE", help="write the page to FILE instead of printing it")
     d.set_defaults(func=cmd_docs)
 
     w = sub.add_parser("where", help="find the entries that implement a rulebook section",

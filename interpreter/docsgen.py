@@ -8,8 +8,8 @@ from typing import Any
 
 from .model import Ruleset
 
-ENTRY_SECTIONS = ("kinds", "zones", "globals", "entities", "tables", "functions", "modifier_points",
-                  "procedures", "actions")
+ENTRY_SECTIONS = ("enums", "kinds", "constants", "zones", "globals", "entities", "tables", "functions",
+                  "modifier_points", "procedures", "actions")
 
 
 def entries(rs: Ruleset) -> list[tuple[str, str, dict[str, Any]]]:
@@ -69,37 +69,26 @@ def reconstructed(rs: Ruleset) -> list[tuple[str, str, str, str]]:
             for sec, eid, spec in entries(rs) if spec.get("source") == "reconstructed"]
 
 
-def render(rs: Ruleset) -> str:
-    """A Markdown reference of the ruleset."""
-    out = [f"# {rs.title}", "", f"Ruleset `{rs.name}` version {rs.version}, {rs.min_players}-{rs.max_players} players."]
-    if len(rs.chain) > 1:
-        out.append("Built on: " + " -> ".join(Path(p).parent.name for p in rs.chain))
-    titles = {"kinds": "Kinds", "zones": "Zones", "globals": "Globals", "entities": "Components",
-              "tables": "Tables", "functions": "Functions", "modifier_points": "Modifier points",
-              "procedures": "Procedures", "actions": "Actions", "scoring": "Scoring", "patches": "Patches"}
-    current = None
-    for sec, eid, spec in entries(rs):
-        if sec != current:
-            out += ["", f"## {titles[sec]}", ""]
-            current = sec
-        src = spec.get("source", "?")
-        extra = ""
-        if sec == "entities" and spec.get("count"):
-            extra = f" ×{spec['count']}"
-        if sec == "actions":
-            extra = f" (group {spec.get('group')})"
-        line = f"- **{eid}**{extra} — source: {src}"
-        if spec.get("note"):
-            line += f" — note: {spec['note']}"
-        out.append(line)
+def render(rs: Ruleset, fmt: str = "md") -> str:
+    """The reference page of the ruleset (``md`` or ``html``): see :mod:`interpreter.docspage`."""
+    from .docspage import Block, blocks, html, markdown
+    from .loader import load_ruleset
+
+    base = load_ruleset(Path(rs.chain[-2]).parent) if len(rs.chain) > 1 else None
+    page = blocks(rs, base)
+    page.append(Block("h2", "Reconstructed data"))
     recon = reconstructed(rs)
-    out += ["", "## Reconstructed data", ""]
     if recon:
-        out.append("These entries are not printed in the source documents; owners of the physical game can "
-                   "correct them with an overlay.")
-        out.append("")
-        for loc, sec, eid, note in recon:
-            out.append(f"- {sec}/{eid} ({loc}): {note}")
+        page.append(Block("p", "These entries are not printed in the source documents; owners of the physical game "
+                          "can correct them with an overlay."))
+        page.append(Block("table", rows=[["entry", "place", "note"]] +
+                          [[f"{sec}/{eid}", _short_place(loc), note] for loc, sec, eid, note in recon]))
     else:
-        out.append("None: every entry cites its source.")
-    return "\n".join(out) + "\n"
+        page.append(Block("p", "None: every entry cites its source."))
+    return html(page) if fmt == "html" else markdown(page)
+
+
+def _short_place(loc: str) -> str:
+    """``folder/file.yaml:line`` of a location (no machine path in a shared page)."""
+    path, _, rest = loc.partition(".yaml:")
+    return f"{Path(path).parent.name}/{Path(path).name}.yaml:{rest.split(':')[0]}" if rest else loc

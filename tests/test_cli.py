@@ -84,8 +84,9 @@ def test_where_finds_entries_citing_a_section(capsys):
 def test_docs_lists_entries_with_sources(capsys):
     assert main(["docs", "dice_race_short"]) == 0
     out = capsys.readouterr().out
-    assert "- **boost** ×6 — source: DR 1" in out
-    assert "- **set globals/goal/initial** — source: DR 5 — note: The short game races to 20" in out
+    assert "| boost | 6 | deck | Boost | 0 | true | dice_race/components.yaml:62 | DR 1 |" in out
+    assert ("- **set globals/goal/initial** — `dice_race_short/short.yaml:3` — source: DR 5 — note: The short game "
+            "races to 20") in out
     assert "None: every entry cites its source." in out
 
 
