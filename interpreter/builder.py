@@ -495,7 +495,13 @@ class RuleTexts:
             fn, _ = c.expression(text, origin, scope, T.INT, f"the metric '{mname}'")
             if fn is not None:
                 rs.scoring.metrics[mname] = fn
+        for name, spec in self.section("invariants").items():
+            text, origin = self.text(("invariants", name, "check"))
+            fn, _ = c.expression(text, origin, {}, T.BOOL, f"the invariant '{name}'")
+            if fn is not None:
+                rs.invariants[name] = (fn, str(spec.get("message", name)))
         c.check_signals()
+        rs.signals = set(c.signals)
         c.finish()
 
 

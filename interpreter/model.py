@@ -279,6 +279,9 @@ class Ruleset:
     actions: dict[str, ActionDef] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     sites: dict[str, ModifierSite] = field(default_factory=dict)
+    signals: set[str] = field(default_factory=set)  # every NAME some rule signals ('signal NAME')
+    # invariants: what every position of a game keeps: name -> (condition, message)
+    invariants: dict[str, tuple[ExprFn, str]] = field(default_factory=dict)
     scoring: Scoring = field(default_factory=Scoring)
     default_players: int = 0  # the usual count (manifest players: default; else min): a scenario's default
     step_budget: int = LIMITS["steps"][1]

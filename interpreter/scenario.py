@@ -106,6 +106,7 @@ def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: 
     def prepare(game: Game) -> None:
         if "state" in data:
             _patch_state(game, data["state"], smap)
+            _check_invariants(game, smap)
         if rng_seed is not None:
             game.state["rng"] = rng_seed
         if "start" in data:
@@ -209,6 +210,10 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
             else:
                 placed.add(eid)
                 game._place(eid, key, False)
+    for j, spec in enumerate(patch.get("modifiers") or []):
+        rec = _modifier(game, spec, smap, ("state", "modifiers", j), diags)
+        if rec is not None:
+            game.add_modifier(rec)
     if "players" in patch:
         order = patch["players"]
         if sorted(order) != sorted(game.players):
@@ -218,6 +223,47 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
     if diags:
         raise LudusError(diags)
     game._kind_index = None
+
+
+def _modifier(game: Game, spec: dict[str, Any], smap: SourceMap, path: tuple,
+              diags: list[Diagnostic]) -> dict[str, Any] | None:
+    """A modifier record already in force, as a ``modify`` statement without conditions makes it."""
+    rs = game.rs
+    name = str(spec["point"])
+    if name not in rs.points:
+        diags.append(Diagnostic(smap.loc(path + ("point",)), f"unknown modifier point '{name}'",
+                                did_you_mean(name, rs.points)))
+        return None
+    if ("by" in spec) == ("to" in spec):
+        diags.append(Diagnostic(smap.loc(path), "a modifier gives either 'by' (added) or 'to' (the value instead)"))
+        return None
+    mode = "add" if "by" in spec else "set"
+    value = spec["by" if mode == "add" else "to"]
+    want = T.INT if mode == "add" else rs.points[name].type
+    if not _fits(game, want, value, smap, path + ("by" if mode == "add" else "to",), diags) or value is None:
+        return None
+    until = spec.get("until")
+    if until is not None and until not in rs.signals:
+        diags.append(Diagnostic(smap.loc(path + ("until",)), f"no rule signals '{until}', so this modifier would never end",
+                                did_you_mean(str(until), rs.signals)))
+        return None
+    return {"point": name, "mode": mode, "value": value, "until": until, "once": bool(spec.get("once", False)),
+            "site": "", "captured": {}, "source": str(smap.loc(path))}
+
+
+def _check_invariants(game: Game, smap: SourceMap) -> None:
+    """A patched position must keep what every position of the game keeps (the ruleset's invariants)."""
+    diags = []
+    for name, (check, message) in game.rs.invariants.items():
+        try:
+            ok = bool(check(game, {}))
+        except RuleFault as fault:
+            ok, message = False, f"{message} ({fault.message})"
+        if not ok:
+            diags.append(Diagnostic(smap.loc(("state",), key=True), f"the position breaks the invariant '{name}': "
+                                    f"{message}", "fix the state patch so the position could occur in a game"))
+    if diags:
+        raise LudusError(diags)
 
 
 def _unplaceable(game: Game, eid: Any, key: Any, placed: set[str]) -> str:

@@ -208,6 +208,9 @@ CASES = [
              (r"scenario_schema.yaml:3:1", r"unknown key 'step' .*did you mean 'steps'")),
     scenario("scenario_illegal_choice",  # gold was taken at step 1
              (r"scenario_illegal_choice.yaml:6:5", r"step 2: illegal choice: 'Take gold' is not one of the 2 choices")),
+    scenario("scenario_inconsistent",  # gallia names a governor not in office; two armies in Syria's capital
+             (r"scenario_inconsistent.yaml:4:1", r"breaks the invariant 'governors_in_office'"),
+             (r"scenario_inconsistent.yaml:4:1", r"breaks the invariant 'one_army_per_capital': two armies")),
     scenario("scenario_unknown_entity",
              (r"scenario_unknown_entity.yaml:5:5", r"unknown entity 'platinum'"),
              (r"scenario_unknown_entity.yaml:7:22", r"unknown entity 'copper'")),

@@ -192,3 +192,39 @@ def test_players_default_to_the_rulesets_usual_count(tmp_path):
         steps: []
     """)
     assert len(run_scenario(dice).game.players) == 2  # no default: the minimum
+
+
+@pytest.mark.parametrize(("modifier", "message"), [
+    ("{point: roll_bonu, by: 1}", r"unknown modifier point 'roll_bonu' \(did you mean 'roll_bonus'\?\)"),
+    ("{point: roll_bonus, by: 1, to: 2}", r"a modifier gives either 'by' \(added\) or 'to'"),
+    ("{point: roll_bonus, by: one}", r"wrong type: 'one' is not int"),
+    ("{point: roll_bonus, by: 1, until: round_ends}", r"no rule signals 'round_ends'.*did you mean 'round_end'"),
+])
+def test_a_modifier_in_the_position_is_checked(tmp_path, modifier, message):
+    path = write(tmp_path, f"""
+        ruleset: dice_race
+        players: 2
+        state:
+          modifiers:
+            - {modifier}
+        steps: []
+    """)
+    with pytest.raises(LudusError, match=message):
+        run_scenario(path)
+
+
+def test_a_modifier_in_the_position_ends_with_its_signal(tmp_path):
+    path = write(tmp_path, """
+        ruleset: dice_race
+        players: 2
+        state:
+          modifiers:
+            - {point: roll_bonus, to: 5, until: round_end}
+        steps: []
+        assert:
+          - roll_bonus(red) == 5
+    """)
+    run = run_scenario(path)
+    assert run.ok and run.game.state["modifiers"][0]["site"] == ""
+    run.game.signal("round_end")
+    assert run.game.state["modifiers"] == []

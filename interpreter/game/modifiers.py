@@ -28,8 +28,8 @@ class Modifiers(GameBase):
         return value
 
     def _applies(self, rec: dict[str, Any], L: dict[str, Any]) -> bool:
-        site = self.rs.sites[rec["site"]]
-        if site.when is None and site.while_ is None:
+        site = self.rs.sites.get(rec["site"])  # none for a scenario's modifier: it always applies
+        if site is None or (site.when is None and site.while_ is None):
             return True
         if site.while_ is not None and not site.while_(self, dict(rec["captured"])):
             return False
@@ -52,8 +52,8 @@ class Modifiers(GameBase):
         for rec in self.state["modifiers"]:
             if rec["until"] == name:
                 continue
-            site = self.rs.sites[rec["site"]]
-            if site.while_ is not None and not site.while_(self, dict(rec["captured"])):
+            site = self.rs.sites.get(rec["site"])
+            if site is not None and site.while_ is not None and not site.while_(self, dict(rec["captured"])):
                 continue
             keep.append(rec)
         self.state["modifiers"] = keep
