@@ -13,6 +13,7 @@ dice, asks players to choose, and reads values through modifier points.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,6 +59,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self.work = 0
         self.work_budget = rs.work_budget
         self.steps = 0
+        # Frames pushed, by procedure (interpreter/usage.py): counted only when a run of games
+        # asks for it; copies made for bots never count.
+        self.usage: Counter[str] | None = None
         self._bind()
 
     def _bind(self) -> None:

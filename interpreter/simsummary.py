@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from .model import Ruleset
 from .stats import ALPHA, Outcome, Summary, quantile, two_proportion_z, welch_t, wilson
+from .usage import Usage, render_warnings
+from .usage import rows as usage_rows
 
 if TYPE_CHECKING:
     from .simulate import Plan
@@ -48,6 +50,7 @@ class Tally:
         self.metric_means: dict[str, list[float]] = {m: [] for m in self.metric_names}
         self.metric_bot: dict[str, dict[str, Summary]] = {m: {} for m in self.metric_names}
         self.first_errors: list[dict[str, Any]] = []
+        self.usage = Usage()
 
     def add(self, rec: dict[str, Any]) -> None:
         self.games += 1
@@ -61,6 +64,7 @@ class Tally:
         for w in winners:
             self.seat_wins[w] += 1.0 / len(winners)
             self.bot_wins[bots[w]] += 1.0 / len(winners)
+        self.usage.add(rec.get("fired"))
         if rec["status"] == ERROR and len(self.first_errors) < 3:
             self.first_errors.append(rec)
         if rec["status"] != OVER:
@@ -175,6 +179,10 @@ def render_summary(rs: Ruleset, plan: Plan, t: Tally) -> str:
             rows = [[m] + [_num(t.metric_bot[m][k].mean if k in t.metric_bot[m] else None, 2) for k in kinds]
                     for m in t.metric_names]
             lines += _table(["Metrics by bot"] + kinds, rows)
+    used = usage_rows(t.usage)
+    if used:
+        lines.append("")
+        lines += _table(["Rules used (actions; procedures components carry)", "games", "times per game"], used)
     lines.append("")
     lines += textwrap.wrap("Wins: a shared win counts 1/(number of winners) to each winner. 95% CI: Wilson "
                            "score interval. Length, scores and metrics: finished games only.", 100, break_on_hyphens=False)
@@ -258,4 +266,5 @@ def render_compare(rs_a: Ruleset, rs_b: Ruleset, plan: Plan, a: Tally, b: Tally)
                            "t-test over per-game values (a game's mean over its players for scores and metrics; "
                            "finished games only). Rates: two-proportion z-test (pooled). Of rows with no real "
                            "difference, about 1 in 20 is flagged by chance.", 100, break_on_hyphens=False)
+    lines += render_warnings(rs_b, b.usage)
     return "\n".join(lines) + "\n"

@@ -25,12 +25,14 @@ import platform
 import signal
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from . import usage
 from .bots import BOT_KINDS, bot_problem, make_bot
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import load_ruleset
@@ -135,6 +137,7 @@ def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
         # Bots pick from the offered choices, and a rule that fails ends the game as an
         # error anyway: the undo copy 'apply' keeps for a rejected choice is not needed.
         game.atomic = False
+        game.usage = Counter()  # which rules the game used (interpreter/usage.py)
         del game.log[:]  # the log is not needed: keep memory flat
         bots = {p: make_bot(k, seed, p) for p, k in zip(seats, kinds, strict=True)}
         while not game.over and decisions < plan.max_decisions:
@@ -151,7 +154,8 @@ def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
     except Exception as exc:  # a bug (in a bot or the engine): recorded, reported at the end, not fatal to the run
         reason = f"internal error: {type(exc).__name__}: {exc}"
     record.update(status=status, reason=reason, rounds=None, decisions=decisions,
-                  winners=[], ranking=[], scores=None, metrics=None)
+                  winners=[], ranking=[], scores=None, metrics=None,
+                  fired=usage.record(game.usage if game is not None else None))
     if game is not None and status != ERROR:
         try:
             _read_end(rs, game, record)

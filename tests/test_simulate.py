@@ -27,7 +27,7 @@ from interpreter.simulate import (
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD_KEYS = ["game", "seed", "bots", "status", "reason", "rounds", "decisions", "winners", "ranking",
-               "scores", "metrics"]
+               "scores", "metrics", "fired"]
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ a call costs what it did when ``Game`` was one class.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,7 @@ class GameBase:
     state: dict[str, Any]
     log: list[dict[str, Any]]
     atomic: bool
+    usage: Counter[str] | None
     work: int
     work_budget: int
     steps: int

@@ -111,6 +111,8 @@ class Machine(GameBase):
         if len(stack) >= MAX_DEPTH:
             raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
         stack.append(self._frame(name, args, bind))
+        if self.usage is not None:
+            self.usage[name] += 1
 
     def ret(self, value: Any) -> None:
         stack = self.state["stack"]
