@@ -193,6 +193,8 @@ CASES = [
          (r"runtime_overlay_lines/patch.yaml:6:30", r"table 'points' has no row for '2'")),
     play("runtime_narration",  # 'take' narrates, then fails: the narration, undone, is shown as a note
          (r"runtime_narration/patch.yaml:7:28", r"table 'points' has no row for '2'")),
+    play("runtime_overlay_data",  # the overlay sets silver's value to 2: the base's worth() finds no row 2
+         (r"_base/game.yaml:43:11", r"table 'points' has no row for '2'")),
     play("runtime_overlay_chain",  # an overlay's worth() looks up points[2], called from its 'take'
          (r"runtime_overlay_chain/patch.yaml:4:12", r"table 'points' has no row for '2'")),
     play("runtime_field_of_none",  # `best.value` where best is none

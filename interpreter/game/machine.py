@@ -8,13 +8,15 @@ game and ranks the players by the ruleset's scoring.
 
 from __future__ import annotations
 
+import linecache
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ..diagnostics import Diagnostic, Loc, LudusError
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import describe_call, fault_of
-from ..model import RuleFault, copy_plain, work_fault
+from ..model import RuleFault, Ruleset, copy_plain, work_fault
 from .base import MAX_DEPTH, GameBase
 
 if TYPE_CHECKING:
@@ -31,6 +33,25 @@ def _rank_value(v: Any) -> int:
 
 
 NARRATION_NOTES = 5  # lines of the failing step's narration shown with a rule's fault
+_DATA_SECTIONS = ("tables", "globals", "entities", "constants", "kinds")
+
+
+def _patched_notes(rs: Ruleset, loc: Loc, calls: str) -> tuple[tuple[Loc, str], ...]:
+    """For a fault in a rule whose line, or whose calls' arguments (``calls``), name data an
+    overlay patched (a table's row, a global, an entity's field), a note naming each such
+    patch: the data may be the culprit."""
+    patches = rs.data.get("patches") or []
+    if not patches or loc.line <= 0:
+        return ()
+    line = linecache.getline(loc.file, loc.line) + " " + calls
+    words = set(re.findall(r"[a-z_][a-z0-9_]*", line))
+    notes = []
+    for i, patch in enumerate(patches):
+        steps = str(patch.get("path", "")).strip("/").split("/")
+        if len(steps) >= 2 and steps[0] in _DATA_SECTIONS and steps[1] in words:
+            at = rs.smap.loc(("patches", i))
+            notes.append((at, f"an overlay changed the data this rule reads: {patch.get('op')} {patch.get('path')}"))
+    return tuple(notes[:NARRATION_NOTES])
 
 
 class Machine(GameBase):
@@ -48,6 +69,7 @@ class Machine(GameBase):
         loc = fault.loc or Loc(self.rs.folder)
         notes = tuple((where or loc, what if what.startswith("...") else what + " was called here")
                       for where, what in reversed(fault.chain))
+        notes += _patched_notes(self.rs, loc, " ".join(what for _where, what in notes))
         if said:
             shown = said[-NARRATION_NOTES:]
             more = f" (and {len(said) - len(shown)} line(s) before)" if len(said) > len(shown) else ""
