@@ -31,11 +31,17 @@ def test_an_overlays_changes_show_before_and_after(capsys):
     assert "before: `defending and g.in_capital` → after: `g.in_capital`" in out
 
 
-def test_a_patched_text_is_shown_as_a_diff(tmp_path, capsys):
-    folder = tmp_path / "v"
+def _overlay(tmp_path: Path, name: str, patches: str) -> Path:
+    """An overlay of dice_race named ``name`` whose one file holds ``patches``."""
+    folder = tmp_path / name
     folder.mkdir()
-    (folder / "ruleset.yaml").write_text("ruleset: v\nversion: '1'\nextends: dice_race\nfiles: [p.yaml]\n")
-    (folder / "p.yaml").write_text(textwrap.dedent("""\
+    (folder / "ruleset.yaml").write_text(f"ruleset: {name}\nversion: '1'\nextends: dice_race\nfiles: [p.yaml]\n")
+    (folder / "p.yaml").write_text(textwrap.dedent(patches))
+    return folder
+
+
+def test_a_patched_text_is_shown_as_a_diff(tmp_path, capsys):
+    folder = _overlay(tmp_path, "v", """\
         patches:
           - op: set
             path: procedures/refill_deck/do
@@ -44,7 +50,7 @@ def test_a_patched_text_is_shown_as_a_diff(tmp_path, capsys):
               shuffle deck
               log "The deck is shuffled"
             source: DR 4.3
-        """))
+        """)
     out = _docs(capsys, str(folder))
     assert "```diff\n--- base\n+++ overlay\n" in out
     assert "\n+log \"The deck is shuffled\"\n" in out
@@ -64,17 +70,14 @@ class _Tags(HTMLParser):
 
 
 def test_html_is_one_page_with_every_value_escaped(tmp_path, capsys):
-    folder = tmp_path / "evil"
-    folder.mkdir()
-    (folder / "ruleset.yaml").write_text("ruleset: evil\nversion: '1'\nextends: dice_race\nfiles: [p.yaml]\n")
-    (folder / "p.yaml").write_text(textwrap.dedent("""\
+    folder = _overlay(tmp_path, "evil", """\
         patches:
           - op: set
             path: entities/boost/name
             value: <script>alert(1)</script>
             source: DR 1
             note: "<img src=x onerror=alert(2)>"
-        """))
+        """)
     out = tmp_path / "docs.html"
     assert main(["docs", str(folder), "--format", "html", "--output", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
