@@ -101,21 +101,6 @@ class Expressions(Operators):
             name = _METHODS[node.__class__] = "x_" + node.__class__.__name__
         return getattr(self, name)(node, scope)
 
-    def literal(self, node: A.Node, want: Type) -> None:
-        """A text written where a value of an enumeration is expected must be one of its values
-        (the only check an enumeration needs: everything else about it is text)."""
-        if T.is_list(want) and isinstance(node, A.ListLit):
-            for item in node.items:
-                self.literal(item, T.item(want))
-        if not T.is_enum(want) or not isinstance(node, A.Str) or not all(isinstance(p, str) for p in node.parts):
-            return
-        text = "".join(str(p) for p in node.parts)
-        values = self.rs.enums[str(want.arg)]
-        if text not in values:
-            shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
-            self.err(node.pos, f"'{text}' is not a {want.arg}",
-                     did_you_mean(text, values) or f"a {want.arg} is one of: {shown}")
-
     def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src:
         self.literal(node, want)
         s, t = self.expr(node, scope)

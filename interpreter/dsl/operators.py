@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..model import RuleFault
+from ..diagnostics import did_you_mean
+from ..model import RuleFault, Ruleset
 from . import ast as A
 from . import builtins as B
 from . import types as T
@@ -49,10 +50,11 @@ def _explain_chain(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
 class Operators:
     """Operators and built-in calls (a mixin: the helpers it uses are those of Expressions)."""
 
+    rs: Ruleset
+
     if TYPE_CHECKING:
         def expr(self, node: A.Node, scope: Scope) -> tuple[Src, Type]: ...
         def want(self, node: A.Node, scope: Scope, want: Type, what: str) -> Src: ...
-        def literal(self, node: A.Node, want: Type) -> None: ...
         def seq(self, s: Src, t: Type, pos: A.Pos) -> Src: ...
         def err(self, pos: A.Pos, message: str, hint: str = "") -> None: ...
         def read(self, *fact: str) -> None: ...
@@ -152,6 +154,21 @@ class Operators:
                 raise Abort
         return {"+": "\x00L + \x00R", "-": "\x00L - \x00R", "*": "_mul(\x00L, \x00R)",
                 "/": "\x00L // \x00R", "%": "\x00L % \x00R"}[op], T.INT
+
+    def literal(self, node: A.Node, want: Type) -> None:
+        """A text written where a value of an enumeration is expected must be one of its values
+        (the only check an enumeration needs: everything else about it is text)."""
+        if T.is_list(want) and isinstance(node, A.ListLit):
+            for item in node.items:
+                self.literal(item, T.item(want))
+        if not T.is_enum(want) or not isinstance(node, A.Str) or not all(isinstance(p, str) for p in node.parts):
+            return
+        text = "".join(str(p) for p in node.parts)
+        values = self.rs.enums[str(want.arg)]
+        if text not in values:
+            shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
+            self.err(node.pos, f"'{text}' is not a {want.arg}",
+                     did_you_mean(text, values) or f"a {want.arg} is one of: {shown}")
 
     def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[Src, Type]:
         op = n.op
