@@ -13,7 +13,7 @@ from typing import IO, Any, NoReturn
 
 from . import __version__
 from .bots import BOT_KINDS, Bot, bot_problem, make_bot
-from .diagnostics import Diagnostic, Loc, LudusError
+from .diagnostics import Diagnostic, Loc, LudusError, sorted_diagnostics
 from .docsgen import reconstructed, render, where
 from .gamelog import dump_entry, replay
 from .loader import bundled_names, load_ruleset
@@ -78,7 +78,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             rs = load_ruleset(spec)
         except LudusError as exc:
             _err(exc.render())
-            _err(f"{spec}: {len(exc.diagnostics)} error(s)")
+            _err(f"{spec}: {len(sorted_diagnostics(exc.diagnostics))} error(s)")  # as printed: no duplicates
             failed += 1
             continue
         n_recon = len(reconstructed(rs))

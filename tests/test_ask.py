@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from rulekit import program
 
 from interpreter import Game
 from interpreter.bots import RandomBot
 from interpreter.diagnostics import LudusError
 from interpreter.dsl.parser import DslSyntaxError, parse_block
-from tests.rulekit import program
 
 ASK = """
 ask go by first(players) prompt "Go on, {first(players)}?" label "Go on", "Stop here"

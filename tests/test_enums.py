@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from rulekit import load, program
 
 from interpreter.diagnostics import LudusError
-from tests.rulekit import load, program
 
 ENUMS = """
 enums:

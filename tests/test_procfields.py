@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from rulekit import load
 
 from interpreter import Game
 from interpreter.diagnostics import LudusError
-from tests.rulekit import load
 
 CARDS = """
 kinds:

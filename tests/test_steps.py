@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from rulekit import load, make_ruleset
 
 from interpreter import Game
 from interpreter.diagnostics import LudusError
 from interpreter.scenario import run_scenario
-from tests.rulekit import load, make_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDING = ROOT / "tests" / "modding"

@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from tests.docrun import matches, read_page, run
+from docrun import matches, read_page, run
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = read_page(ROOT / "docs" / "tutorial.md")

@@ -167,8 +167,8 @@ class Operators:
         values = self.rs.enums[str(want.arg)]
         if text not in values:
             shown = ", ".join(values[:8]) + (", …" if len(values) > 8 else "")
-            self.err(node.pos, f"'{text}' is not a {want.arg}",
-                     did_you_mean(text, values) or f"a {want.arg} is one of: {shown}")
+            self.err(node.pos, f"'{text}' is not {T.article(str(want.arg))}",
+                     did_you_mean(text, values) or f"{T.article(str(want.arg))} is one of: {shown}")
 
     def x_BinOp(self, n: A.BinOp, scope: Scope) -> tuple[Src, Type]:
         op = n.op

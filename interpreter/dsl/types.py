@@ -164,6 +164,11 @@ def join(a: Type, b: Type) -> Type:
     return ANY
 
 
+def article(name: str) -> str:
+    """``name`` after its indefinite article: 'a tribe', 'an influence_event'."""
+    return ("an " if name[:1] in ("a", "e", "i", "o", "u") else "a ") + name
+
+
 def describe(t: Type) -> str:
     """A reader-friendly name of a type for messages."""
     if is_ent(t):
@@ -176,7 +181,7 @@ def describe(t: Type) -> str:
     if is_map(t):
         return "a per-player map"
     if is_enum(t):
-        return f"a {t.arg}"
+        return article(str(t.arg))
     return {"int": "a number", "bool": "true/false", "str": "text", "none": "none", "any": "a value"}.get(t.tag, t.tag)
 
 
