@@ -387,6 +387,12 @@ class RuleTexts:
             fn, _ = c.expression(text, origin, {}, T.BOOL, f"the invariant '{name}'")
             if fn is not None:
                 rs.invariants[name] = (fn, str(spec.get("message", name)))
+        for name, spec in self.section("status").items():
+            text, origin = self.text(("status", name, "show"))
+            fn, _ = c.expression(text, origin, {"me": player}, None, f"the status line '{name}'")
+            if fn is not None:
+                rs.status[name] = (str(spec.get("label", name.replace("_", " "))), fn)
+        rs.setups = {name: str(spec.get("title", name)) for name, spec in self.section("setups").items()}
         c.check_signals()
         rs.signals = set(c.signals)
         c.finish()

@@ -5,19 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
-from .bots import BOT_KINDS, Bot, bot_problem, make_bot
+from .bots import BOT_KINDS
 from .diagnostics import Diagnostic, Loc, LudusError, sorted_diagnostics
 from .docsgen import reconstructed, render, where
-from .gamelog import dump_entry, replay
+from .gamelog import replay
 from .loader import bundled_names, load_ruleset
-from .model import Ruleset
 from .odds import MAX_RUNS
 from .runtime import Game, IllegalChoice
 from .scenario import run_scenario
@@ -89,208 +87,70 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ play
-def _parse_seats(rs: Ruleset, game_players: list[str], specs: Sequence[str]) -> dict[str, str]:
-    seats = {p: "random" for p in game_players}
-    for spec in specs:
-        name, sep, kind = spec.partition("=")
-        if not sep or name not in seats or (kind != "human" and bot_problem(kind)):
-            raise LudusError([_arg_diag(f"bad --seat '{spec}'",
-                                        f"write NAME=KIND with NAME one of {', '.join(game_players)} and KIND one of "
-                                        f"human, {', '.join(BOT_KINDS)} (options: mcts:playouts=N:depth=N:width=N)")])
-        seats[name] = kind
-    return seats
+def cmd_play(args: argparse.Namespace) -> int:
+    from .play import PlayOutput, new_table, resume_table, run_table
+
+    io = PlayOutput(_out, _err, _write, args.quiet, args.dice)
+    if args.resume:
+        if args.ruleset or args.from_file or args.setup or args.players or args.seed is not None:
+            raise LudusError([_arg_diag("--resume goes on with the game of the log, its ruleset and seed",
+                                        "give only --resume LOG (and --seat NAME=KIND to change who plays)")])
+        table = resume_table(args.resume, args.seat or [], _out)
+    elif not args.ruleset:
+        raise LudusError([_arg_diag("give the RULESET to play, or --resume LOG", "ludus play --help lists the bundled rulesets")])
+    else:
+        table = new_table(args.ruleset, args.setup, args.from_file, args.players, args.seat or [], args.seed, args.log,
+                          _out)
+    return run_table(table, io, sys.stdin, args.max_decisions)
 
 
 def _arg_diag(message: str, hint: str = "") -> Diagnostic:
     return Diagnostic(Loc("ludus"), message, hint)
 
 
-class _Narrator:
-    """Prints new log lines as the game goes."""
-
-    def __init__(self, game: Game, quiet: bool, dice: bool) -> None:
-        self.game = game
-        self.seen = 0
-        self.quiet = quiet
-        self.dice = dice
-
-    def flush(self) -> None:
-        log = self.game.log
-        for entry in log[self.seen:]:
-            if self.quiet:
-                continue
-            if entry["type"] == "text":
-                _out(entry["text"])
-            elif entry["type"] == "dice" and self.dice:
-                _out("  dice: " + " ".join(str(v) for v in entry["values"]))
-        self.seen = len(log)
-
-
-def _prompt(pending: dict[str, Any], player: str | None = None) -> str:
-    """The question of a pending decision (a secret one has one per player)."""
-    if "prompt" in pending:
-        return str(pending["prompt"])
-    per = pending.get("players", {})
-    chosen = per.get(player) if player else next(iter(per.values()), None)
-    return str((chosen or {}).get("prompt", pending.get("type", "")))
-
-
-def _read_answer(stream: IO[str]) -> str | None:
-    """One typed line, at most MAX_ANSWER characters kept (the rest is read and dropped); None at EOF."""
-    line = stream.readline(MAX_ANSWER)
-    if not line:
-        return None
-    rest = line
-    while rest and not rest.endswith("\n") and len(rest) == MAX_ANSWER:
-        rest = stream.readline(MAX_ANSWER)
-    return line.strip()
-
-
-def _ask_human(game: Game, player: str) -> int | None:
-    choices = game.choices(player)
-    prompt = _prompt(game.pending or {}, player)
-    _out(f"\n{game.label_of(player)}: {prompt}")
-    for c in choices:
-        _out(f"  [{c.index}] {c.label}")
-    while True:
-        sys.stdout.write("choice (number, v = view, q = quit)> ")
-        sys.stdout.flush()
-        text = _read_answer(sys.stdin)
-        if text is None:
-            _out("\nend of input")
-            return None
-        if text == "q":
-            return None
-        if text == "v":
-            _out(json.dumps(game.view(player), indent=1, ensure_ascii=False))
-            continue
-        # isascii: '²' and other digits of str.isdigit are not numbers int() reads
-        if text.isascii() and text.isdigit() and len(text) <= len(str(len(choices))) and int(text) < len(choices):
-            return int(text)
-        _out(f"  enter a number from 0 to {len(choices) - 1}")
-
-
-def _score_table(game: Game) -> None:
-    result = game.result or {}
-    _out("")
-    _out(f"Game over: {result.get('reason')}")
-    _out(f"{'rank':<5}{'player':<14}{'score':>6}")
-    winners = set(result.get("winners", []))
-    for i, p in enumerate(result.get("ranking", []), 1):
-        mark = "  winner" if p in winners else ""
-        _out(f"{i:<5}{game.label_of(p):<14}{result['scores'][p]:>6}{mark}")
-
-
-def _open_log(path: str | None) -> IO[str] | None:
-    """Open --log FILE before the game, so a log that cannot be written is found out first."""
-    if path is None:
-        return None
-    try:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by cmd_play when the game ends
-    except OSError as exc:
-        raise LudusError([_arg_diag(f"cannot write --log {path}: {exc.strerror or exc}",
-                                    "give a file in a folder that exists and you may write")]) from None
-
-
-def _write_log(fh: IO[str], entries: list[dict[str, Any]]) -> None:
-    try:
-        with fh:
-            for e in entries:
-                fh.write(dump_entry(e) + "\n")
-    except OSError as exc:
-        raise LudusError([_arg_diag(f"cannot write --log {fh.name}: {exc.strerror or exc}")]) from None
-
-
-def cmd_play(args: argparse.Namespace) -> int:
-    rs = load_ruleset(args.ruleset)
-    players = args.players if args.players is not None else rs.max_players
-    problem = rs.player_count_problem(players)
-    if problem:
-        raise LudusError([_arg_diag(problem, "choose --players in that range")])
-    seats = _parse_seats(rs, rs.seat_names(players), args.seat or [])
-    humans = [p for p, k in seats.items() if k == "human"]
-    # A human must not be able to learn the seed: with it, another terminal would show the deck
-    # order, the dice and the bots' answers in advance. So a human game draws a seed and shows it
-    # (and writes the log that holds it) only when the game ends. Bot games stay reproducible.
-    hidden = bool(humans) and args.seed is None
-    seed = secrets.randbelow(MAX_SEED + 1) if hidden else (1 if args.seed is None else args.seed)
-    log = _open_log(args.log)
-    try:
-        game = Game.new(rs, players, seed)
-    except BaseException:
-        if log is not None:
-            log.close()
-        raise
-    bots: dict[str, Bot] = {p: make_bot(k, seed, p) for p, k in seats.items() if k != "human"}
-    narrator = _Narrator(game, args.quiet, args.dice)
-    shown_seed = "a random seed, shown when the game ends" if hidden else f"seed {seed}"
-    _out(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), {shown_seed}")
-    complete = len(game.log)  # the log up to the last whole decision: what a stop keeps
-    code = 0
-    revealed = not hidden
-
-    def reveal() -> None:
-        nonlocal revealed
-        if not revealed:
-            revealed = True
-            _out(f"seed {seed} (drawn at random; --seed {seed} plays the same game again)")
-
-    try:
-        narrator.flush()
-        decisions = 0
-        while not game.over:
-            decisions += 1
-            if decisions > args.max_decisions:
-                _err(f"ludus: error: the game did not end within {args.max_decisions} decisions (--max-decisions)")
-                code = 1
-                break
-            player = game.deciders()[0]
-            pending = game.pending or {}
-            secret = pending.get("type") == "secret" or bool(pending.get("secret"))
-            if seats[player] == "human":
-                index = _ask_human(game, player)
-                if index is None:
-                    reveal()
-                    _out("quit")
-                    break
-            else:
-                index = bots[player].choose(game, player)
-            label = game.choices(player)[index].label
-            game.apply(index, player)
-            complete = len(game.log)
-            if not args.quiet:
-                shown = "(secret)" if secret and humans and player not in humans else label
-                _out(f"  {game.label_of(player)} > {shown}")
-            narrator.flush()
-        if game.over:
-            _score_table(game)
-    except KeyboardInterrupt:
-        _out("")
-        _err("interrupted")
-        code = INTERRUPTED
-    finally:
-        reveal()
-        if log is not None:
-            _write_log(log, game.log[:complete])
-    return code
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 # ------------------------------------------------------------------ replay / scenario
 def cmd_replay(args: argparse.Namespace) -> int:
-    game = replay(args.log, args.ruleset)
+    from .play import prompt_of, score_table
+    from .seat import readable_view, status_lines
+
+    game = replay(args.log, args.ruleset, to=args.to)
     if args.json:
         _out(json.dumps(game.state, indent=1, ensure_ascii=False))
         return 0
     n = sum(1 for e in game.log if e["type"] == "choice")
+    if args.to is not None:
+        _out(f"the position after decision {n} of {game.rs.name}" + (" (the log has no more)" if n < args.to else ""))
+        for line in readable_view(game, None):
+            _out(line)
+        for p in game.players:
+            lines = status_lines(game, p)
+            if lines:
+                _out(f"== {game.label_of(p)} ==")
+                for label, value in lines:
+                    _out(f"  {label}: {value}")
+        if game.pending:
+            who = game.deciders()
+            _out(f"\nwaiting for {', '.join(game.label_of(p) for p in who)}: {prompt_of(game, who[0])}")
+        elif game.over:
+            score_table(game, _out)
+        return 0
     _out(f"replayed {n} choices of {game.rs.name}: the log reproduces exactly")
     if game.over:
-        _score_table(game)
+        score_table(game, _out)
     else:
-        _out(f"the game is not over; waiting for {', '.join(game.deciders())}")
+        _out(f"the game is not over; waiting for {', '.join(game.deciders())} "
+             f"(ludus play --resume {args.log} goes on)")
     return 0
 
 
 def _summary(game: Game) -> None:
+    from .play import score_table
+
     for e in game.log:
         if e["type"] == "text":
             _out(e["text"])
@@ -301,9 +161,12 @@ def _summary(game: Game) -> None:
     _out("")
     _out("globals: " + json.dumps(game.glob, ensure_ascii=False))
     if game.over:
-        _score_table(game)
+        score_table(game, _out)
     elif game.pending:
-        _out(f"pending: {_prompt(game.pending)} for {', '.join(game.deciders())}")
+        pending: dict[str, Any] = game.pending
+        asked: dict[str, Any] = next(iter(pending.get("players", {}).values()), {})
+        prompt = pending.get("prompt") or asked.get("prompt", "")
+        _out(f"pending: {prompt} for {', '.join(game.deciders())}")
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -364,13 +227,15 @@ def _show_progress(args: argparse.Namespace) -> bool:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import simulate
     return simulate(args.ruleset, args.games, args.players, args.bots, args.rotate, args.workers, args.seed,
-                    args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err)
+                    args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err,
+                    args.from_file, args.setup)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .simulate import compare
     return compare(args.base, args.variant, args.games, args.players, args.bots, args.rotate, args.workers,
-                   args.seed, args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err)
+                   args.seed, args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err,
+                   args.from_file, args.setup)
 
 
 def _batch_options(sp: argparse.ArgumentParser) -> None:
@@ -392,6 +257,10 @@ def _batch_options(sp: argparse.ArgumentParser) -> None:
                     help="count a game as unfinished after N decisions (default 100000)")
     sp.add_argument("--no-plots", action="store_true", help="do not write the PNG plots")
     sp.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal)")
+    sp.add_argument("--from", dest="from_file", metavar="FILE",
+                    help="start every game from this position: a scenario (.yaml), a saved state (.json) or a log "
+                    "(.jsonl); each game draws its own dice from there")
+    sp.add_argument("--setup", metavar="NAME", help="start every game from the ruleset's named set-up NAME")
 
 
 # ------------------------------------------------------------------ odds
@@ -447,17 +316,24 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
 
     pl = sub.add_parser("play", help="play a game, bots in every seat unless --seat NAME=human",
-                        description="Play a complete game. Seats are bots (random) unless set with --seat; "
-                        "a human seat is shown its numbered legal choices. Narrates the game and ends with "
-                        "the final score table.")
-    pl.add_argument("ruleset", metavar="RULESET")
+                        description="Play a game to its end. Seats are bots (random) unless set with --seat; "
+                        "a human seat sees his status and the legal choices, and may undo, save and quit. "
+                        "Narrates the game and ends with the final score table. With --log the log is written "
+                        "after every decision, and --resume LOG goes on with it later. See docs/cli.md.")
+    pl.add_argument("ruleset", nargs="?", metavar="RULESET")
     pl.add_argument("--players", type=_COUNT, help="number of players (default: the ruleset's maximum)")
     pl.add_argument("--seed", type=_SEED,
-                    help="random seed, 0 to 2^64-1 (default 1; with a human seat, a random seed shown when the "
-                    "game ends); same seed and choices, same game")
+                    help="random seed, 0 to 2^64-1 (default 1; with a human seat, fresh dice after each of his "
+                    "decisions); same seed and choices, same game")
     pl.add_argument("--seat", action="append", metavar="NAME=KIND",
                     help=f"who plays a seat: human or a bot ({', '.join(BOT_KINDS)}); repeatable")
-    pl.add_argument("--log", metavar="FILE", help="write the game log (JSON Lines) to FILE")
+    pl.add_argument("--log", metavar="FILE", help="write the game log (JSON Lines) to FILE, after every decision")
+    pl.add_argument("--resume", metavar="LOG", help="go on with the unfinished game of LOG (written with --log), "
+                    "appending to it; the seats play as before unless --seat says otherwise")
+    pl.add_argument("--from", dest="from_file", metavar="FILE",
+                    help="start from a position: a scenario (.yaml: its position and steps), a saved state "
+                    "(.json) or a log (.jsonl: replayed, then played on)")
+    pl.add_argument("--setup", metavar="NAME", help="start from one of the ruleset's named set-ups (see ludus docs)")
     pl.add_argument("--quiet", action="store_true", help="print only the final score table")
     pl.add_argument("--dice", action="store_true",
                     help="also print every roll as the engine made it (the rules narrate the rolls that matter)")
@@ -470,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("log", metavar="LOG")
     r.add_argument("--ruleset", help="ruleset to replay with (default: the one named in the log)")
     r.add_argument("--json", action="store_true", help="print the final state as JSON")
+    r.add_argument("--to", type=_whole(0, 1_000_000_000), metavar="N",
+                   help="stop after decision N and show the position (with --json: as JSON)")
     r.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("scenario", help="run a scenario file and check its expectations",

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import find_ruleset, load_ruleset
-from .model import MAX_INT, Ruleset
+from .model import Ruleset, copy_plain
 from .runtime import Game, IllegalChoice
 from .schemas import schema
 
 MAX_LINE_BYTES = 1_000_000
 MAX_LOG_BYTES = 32_000_000
 MAX_LOG_LINES = 200_000  # a whole game of the largest bundled ruleset logs about 2,000
-MAX_DEPTH = 16  # a log line nests three deep at most (the end line's result)
+MAX_DEPTH = 64  # a log line nests three deep at most (the end line's result); a state line deeper
 MAX_DIGITS = 20  # enough for any 64-bit seed
 MAX_ERRORS = 20  # reading stops after this many bad lines: the rest would only repeat it
 MAX_NAME = 100  # characters of the header's ruleset name
@@ -100,8 +102,10 @@ def _parse_line(text: str, path: str, n: int) -> tuple[Any, Diagnostic | None]:
         return None, Diagnostic(Loc(path, n, 1), f"not valid JSON: {exc}")
 
 
-_CHOICE_KEYS = frozenset(("type", "player", "index", "label", "dice"))
+_CHOICE_KEYS = frozenset(("type", "player", "index", "label", "dice", "salt"))
 _HEADER_KEYS = frozenset(("type", "ludus_log", "ruleset", "version", "digest", "players", "seed"))
+_HEADER_MORE = frozenset(("seats", "setup", "from", "salted"))  # optional
+MAX_SALT = 2**64 - 1
 MAX_PLAYERS = 64  # seats in a header (the schema's maxItems)
 MAX_DICE = 10_000  # forced dice of one choice (the schema's maxItems)
 MAX_DIE = 1000  # a forced die's face (the schema's maximum, model.MAX_SIDES)
@@ -123,21 +127,33 @@ def valid_entry(e: Any) -> bool:
     if kind == "choice":
         dice = e.get("dice", [])
         index = e.get("index")
+        salt = e.get("salt", 0)
         return (e.keys() <= _CHOICE_KEYS and type(e.get("player")) is str and type(index) is int and index >= 0
                 and type(e.get("label")) is str and type(dice) is list and len(dice) <= MAX_DICE
-                and all(type(d) is int and 1 <= d <= MAX_DIE for d in dice))
+                and all(type(d) is int and 1 <= d <= MAX_DIE for d in dice)
+                and type(salt) is int and 0 <= salt <= MAX_SALT)
     if kind == "dice":
         values = e.get("values")
         return len(e) == 2 and type(values) is list and all(type(v) is int for v in values)
     if kind == "end":
         return len(e) == 2 and type(e.get("result")) is dict
+    if kind == "undo":
+        return len(e) == 2 and type(e.get("player")) is str
+    if kind == "state":
+        return len(e) == 2 and type(e.get("state")) is dict
     if kind == "header":
         players = e.get("players")
         log_format = e.get("ludus_log")
-        return (e.keys() == _HEADER_KEYS and type(log_format) is int and log_format == 1
-                and all(type(e[k]) is str for k in ("ruleset", "version", "digest"))
+        seats = e.get("seats", {})
+        return (_HEADER_KEYS <= e.keys() <= _HEADER_KEYS | _HEADER_MORE and type(log_format) is int
+                and log_format == 1 and all(type(e[k]) is str for k in ("ruleset", "version", "digest"))
                 and type(players) is list and len(players) <= MAX_PLAYERS
-                and all(type(p) is str for p in players) and type(e["seed"]) in (int, str))
+                and all(type(p) is str for p in players) and type(e["seed"]) in (int, str)
+                and type(seats) is dict and len(seats) <= MAX_PLAYERS
+                and all(type(v) is str and len(v) <= MAX_NAME for v in seats.values())
+                and type(e.get("setup", "")) is str and len(e.get("setup", "")) <= MAX_NAME
+                and type(e.get("from", "")) is str and len(e.get("from", "")) <= 10 * MAX_NAME
+                and type(e.get("salted", True)) is bool)
     return False
 
 
@@ -165,7 +181,7 @@ def _explain(entry: Any, text: str, where: Loc) -> Diagnostic:
         col = text.find(json.dumps(key)) + 1 if isinstance(key, str) else 0
         return Loc(where.file, where.line, max(col, 1))
 
-    hint = "a line is a header, choice, dice, text or end entry: see docs/state.md"
+    hint = "a line is a header, state, choice, undo, dice, text or end entry: see docs/state.md"
     if not isinstance(entry, dict):
         return Diagnostic(at(None), f"a log line is a JSON object, not {_brief(entry)}", hint)
     kind = entry.get("type")
@@ -184,7 +200,7 @@ def _explain(entry: Any, text: str, where: Loc) -> Diagnostic:
     v, arg = err.validator, err.validator_value
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
-        return Diagnostic(at(None), f"a {kind} line needs '{missing}'")
+        return Diagnostic(at(None), f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} line needs '{missing}'")
     if v == "additionalProperties":
         extra = sorted(set(entry) - set(branch["properties"]))
         return Diagnostic(at(extra[0] if extra else None), f"unknown key {_brief(extra[0] if extra else '')} "
@@ -284,17 +300,50 @@ def _find(spec: str, header_at: Loc, explicit: bool) -> Path:
                                      "give its folder with --ruleset PATH")]) from None
 
 
-def replay(path: str | Path, ruleset: str | None = None) -> Game:
-    """Re-run a log and check that it reproduces exactly; returns the final game.
+def kept_entries(entries: list[tuple[int, dict[str, Any]]], path: str) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The entries of the game a log records, without its undone choices; and how many were undone.
 
-    The log is compared with what the rules produce as the replay goes, so a log that
-    diverges is refused at its first wrong line without playing the rest.
+    An ``undo`` line takes back the last choice kept, which must be its player's, and
+    everything logged after that choice.
     """
-    p = Path(path)
-    entries = read_log(p)
+    kept: list[tuple[int, dict[str, Any]]] = []
+    undone = 0
+    for n, entry in entries:
+        if entry["type"] != "undo":
+            kept.append((n, entry))
+            continue
+        last = next((k for k in range(len(kept) - 1, -1, -1) if kept[k][1]["type"] == "choice"), None)
+        if last is None or kept[last][1]["player"] != entry["player"]:
+            whose = "no choice" if last is None else f"a choice of {kept[last][1]['player']}"
+            raise LudusError([Diagnostic(Loc(path, n, 1), f"undo of {entry['player']} after {whose}",
+                                         "an undo takes back its own player's last choice")])
+        del kept[last:]
+        undone += 1
+    return kept, undone
+
+
+@dataclass
+class LogStart:
+    """How a logged game began: its header, its ruleset, its starting state line if any."""
+
+    header: dict[str, Any]
+    at_header: Loc
+    rs: Ruleset
+    state: dict[str, Any] | None
+
+
+def log_start(path: Path, entries: list[tuple[int, dict[str, Any]]], ruleset: str | None) -> LogStart:
+    """Check a log's header against the ruleset it names (or ``ruleset``) and load that."""
     line0, header = entries[0]
-    at_header = Loc(str(p), line0, 1)
-    rs = load_ruleset(_find(ruleset or header["ruleset"], at_header, ruleset is not None).parent)
+    at_header = Loc(str(path), line0, 1)
+    manifest = _find(ruleset or header["ruleset"], at_header, ruleset is not None)
+    setup = header.get("setup")
+    try:
+        rs = load_ruleset(manifest.parent, setup=setup)
+    except LudusError as exc:
+        if setup is None or "set-up" not in exc.diagnostics[0].message:
+            raise
+        raise LudusError([Diagnostic(at_header, exc.diagnostics[0].message, exc.diagnostics[0].hint)]) from None
     if rs.digest != header["digest"]:
         raise LudusError([Diagnostic(at_header,
                                      f"the log was written with a different version of ruleset '{header['ruleset']}'",
@@ -302,9 +351,50 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
     problem = rs.player_count_problem(len(header["players"]))
     if problem:
         raise LudusError([Diagnostic(at_header, f"the log's seats do not fit: {problem}")])
-    game = Game.new(rs, len(header["players"]), header["seed"])
+    state = entries[1][1]["state"] if len(entries) > 1 and entries[1][1]["type"] == "state" else None
+    for n, entry in entries[2:] if state is not None else entries[1:]:
+        if entry["type"] in ("header", "state"):
+            raise LudusError([Diagnostic(Loc(str(path), n, 1), f"a {entry['type']} line in the middle of a log",
+                                         "a log has one header, then (if it began from a position) one state line")])
+    return LogStart(header, at_header, rs, state)
+
+
+def begin(start: LogStart, path: Path, line: int) -> Game:
+    """The game a log's header (and state line) begins, before its first choice."""
+    rs, header = start.rs, start.header
+    if start.state is not None:
+        try:
+            game = Game.resume(rs, copy_plain(start.state))
+        except LudusError as exc:
+            raise LudusError([Diagnostic(Loc(str(path), line, 1), f"the log's starting position: "
+                                         f"{exc.diagnostics[0].message}")]) from None
+        game.log = [dict(header), {"type": "state", "state": copy_plain(start.state)}]
+    else:
+        game = Game.new(rs, len(header["players"]), header["seed"])
+        game.log[0] = dict(header)  # the optional parts too (seats, setup)
     if game.state["players"] != header["players"]:
-        raise LudusError([Diagnostic(at_header, "the log's seats do not match the ruleset's seats")])
+        raise LudusError([Diagnostic(start.at_header, "the log's seats do not match the ruleset's seats")])
+    return game
+
+
+def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
+           before_choice: Callable[[Game, dict[str, Any]], None] | None = None, partial: bool = False) -> Game:
+    """Re-run a log and check that it reproduces exactly; returns the game at its end.
+
+    The log is compared with what the rules produce as the replay goes, so a log that
+    diverges is refused at its first wrong line without playing the rest. Undone choices
+    are left out (:func:`kept_entries`). ``to``: stop after that many choices.
+    ``before_choice(game, entry)`` is called before each choice is made (to let bots
+    follow the game they will continue). ``partial``: the log may stop anywhere (a game
+    stopped while its log was written), the game then goes on from there.
+    """
+    p = Path(path)
+    entries, _ = kept_entries(read_log(p), str(p))
+    start = log_start(p, entries, ruleset)
+    game = begin(start, p, entries[1][0] if start.state is not None else entries[0][0])
+    choices = [k for k, (_, e) in enumerate(entries) if e["type"] == "choice"]
+    if to is not None and to < len(choices):
+        entries = entries[:choices[to]]  # up to the line before choice number to + 1
     checked = 0
 
     def compare(upto: int) -> None:
@@ -321,6 +411,8 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
         if entry["type"] != "choice":
             continue
         compare(k)
+        if before_choice is not None:
+            before_choice(game, entry)
         _apply(game, entry, Loc(str(p), n, 1))
         compare(len(game.log))
     compare(len(game.log))
@@ -329,7 +421,7 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
         n, entry = entries[len(produced)]
         raise LudusError([Diagnostic(Loc(str(p), n, 1), "replay diverges: the rules produced nothing more, "
                                      f"the log has {dump_entry(entry)}")])
-    if len(produced) > len(entries):
+    if len(produced) > len(entries) and to is None and not partial:
         raise LudusError([Diagnostic(Loc(str(p), entries[-1][0], 1), "replay diverges: the log ends early; the rules "
                                      f"go on with {dump_entry(produced[len(entries)])}")])
     return game
@@ -338,128 +430,10 @@ def replay(path: str | Path, ruleset: str | None = None) -> Game:
 def _apply(game: Game, entry: dict[str, Any], where: Loc) -> None:
     """Apply one logged choice; a refusal or a rule failing on its forced dice is this line's error."""
     try:
-        game.apply(entry["index"], entry["player"], entry.get("dice"))
+        game.apply(entry["index"], entry["player"], entry.get("dice"), entry.get("salt"))
     except IllegalChoice as exc:
         raise LudusError([Diagnostic(where, f"replay diverges: {exc.reason}")]) from None
     except LudusError as exc:
         first = exc.diagnostics[0]
         raise LudusError([Diagnostic(where, f"replay fails at this choice: {first.message}",
                                      f"the rules stopped at {first.loc}")]) from None
-
-
-# ====================================================================== saved states
-_STATE_KEYS = ("format", "ruleset", "seed", "players", "globals", "entities", "zones", "modifiers", "rng",
-               "forced_dice", "next_id", "next_modifier", "stack", "pending", "result")
-_PENDING_TYPES = ("choice", "action", "secret")
-
-
-def state_problem(rs: Ruleset, state: Any) -> str:
-    """Why ``state`` is not a game of ``rs`` the engine could have saved ('' when it may be resumed).
-
-    A saved state may come from anyone, and the run loop trusts it (its frames name procedures
-    and instruction numbers, its zones and entities point at each other), so Game.resume asks
-    this first. The checks are by hand and cost well under a millisecond for the largest
-    bundled game (the schema's general check costs several): the parts, their types, and that
-    frames, entities, zones and seats refer to what exists. Values the rules read are checked
-    by the rules as they run.
-    """
-    if type(state) is not dict:
-        return "a saved state is a JSON object"
-    missing = [k for k in _STATE_KEYS if k not in state]
-    if missing or len(state) != len(_STATE_KEYS):
-        extra = sorted(str(k) for k in state if k not in _STATE_KEYS)
-        return f"missing {', '.join(missing)}" if missing else f"unknown part {', '.join(extra)}"
-    saved = state["ruleset"]
-    if type(saved) is not dict:
-        return "ruleset: a mapping of name, version and digest"
-    if saved.get("name") != rs.name or saved.get("digest") != rs.digest:
-        return ""  # Game.resume says which ruleset saved it
-    if state["format"] == 1 and type(state["format"]) is int:
-        # format 1 counted a frame's place in instructions; format 2 in resume points
-        return ("format: saved in format 1 by an older Ludus, whose saved frames this engine cannot continue; "
-                "replay its log instead (ludus replay LOG)")
-    if state["format"] != 2 or type(state["format"]) is not int:
-        return "format: this engine reads format 2"
-    for key in ("rng", "next_id", "next_modifier"):
-        value = state[key]
-        if type(value) is not int or not 0 <= value <= (MAX_INT if key != "rng" else 2**64 - 1):
-            return f"{key}: not a whole number in range"
-    if type(state["seed"]) not in (int, str):
-        return "seed: a whole number or text"
-    dice = state["forced_dice"]
-    if type(dice) is not list or any(type(d) is not int or not 1 <= d <= MAX_DIE for d in dice):
-        return f"forced_dice: a list of dice from 1 to {MAX_DIE}"
-    return (_entities_problem(rs, state) or _stack_problem(rs, state) or _pending_problem(rs, state)
-            or ("" if type(state["modifiers"]) is list and all(type(m) is dict for m in state["modifiers"])
-                else "modifiers: a list of records")
-            or ("" if state["result"] is None or type(state["result"]) is dict else "result: a mapping or null"))
-
-
-def _entities_problem(rs: Ruleset, state: dict[str, Any]) -> str:
-    ents, zones, players, glob = state["entities"], state["zones"], state["players"], state["globals"]
-    if type(ents) is not dict or type(zones) is not dict or type(players) is not list or type(glob) is not dict:
-        return "entities, zones and globals are mappings, players a list"
-    if set(glob) != set(rs.globals):
-        return "globals: not the ruleset's globals"
-    for eid, e in ents.items():
-        if type(e) is not dict or e.get("kind") not in rs.kinds:
-            return f"entities/{eid}: not an entity of a kind of the ruleset"
-        if e.get("zone") is not None and e["zone"] not in zones:
-            return f"entities/{eid}/zone: no zone '{e['zone']}'"
-    if not players or any(type(p) is not str or p not in ents for p in players) or len(set(players)) != len(players):
-        return "players: the seats, each an entity"
-    for key, items in zones.items():
-        name, _, owner = str(key).partition("@")
-        z = rs.zones.get(name)
-        if z is None or (z.per is None) != (owner == "") or (owner and ents.get(owner, {}).get("kind") != z.per):
-            return f"zones/{key}: not a zone of the ruleset"
-        if type(items) is not list or any(type(i) is not str or ents.get(i, {}).get("zone") != key for i in items):
-            return f"zones/{key}: every item must be an entity that is in this zone"
-    return ""
-
-
-def _stack_problem(rs: Ruleset, state: dict[str, Any]) -> str:
-    stack = state["stack"]
-    if type(stack) is not list:
-        return "stack: a list of frames"
-    for i, fr in enumerate(stack):
-        if type(fr) is not dict or set(fr) != {"proc", "pc", "locals", "ret"}:
-            return f"stack/{i}: a frame has proc, pc, locals and ret"
-        name = fr["proc"]
-        proc = rs.actions[name[7:]].proc if type(name) is str and name.startswith("action:") and \
-            name[7:] in rs.actions else rs.procedures.get(name) if type(name) is str else None
-        if proc is None:
-            return f"stack/{i}/proc: no procedure {_brief(name)}"
-        if type(fr["pc"]) is not int or (fr["pc"] != 0 and fr["pc"] not in proc.points):
-            return f"stack/{i}/pc: not a resume point of '{name}'"
-        if type(fr["locals"]) is not dict or (fr["ret"] is not None and type(fr["ret"]) is not str):
-            return f"stack/{i}: locals is a mapping, ret a name or null"
-    return ""
-
-
-def _pending_problem(rs: Ruleset, state: dict[str, Any]) -> str:
-    p = state["pending"]
-    if p is None:
-        return "" if state["result"] is not None else "pending: a game that is not over waits for a decision"
-    if type(p) is not dict or p.get("type") not in _PENDING_TYPES:
-        return "pending: null or a decision of type choice, action or secret"
-    if p["type"] != "action" and type(p.get("var")) is not str:
-        return "pending: a choice names the variable it sets"
-    if p["type"] == "secret":
-        asked, answers = p.get("players"), p.get("answers")
-        if type(asked) is not dict or type(answers) is not dict or not set(answers) <= set(asked) or \
-                not set(asked) <= set(state["players"]) or \
-                any(type(q) is not dict or not _options_ok(q.get("options")) for q in asked.values()):
-            return "pending: a secret decision has seats (each with options) and their answers"
-        return ""
-    if p.get("player") not in state["players"] or not _options_ok(p.get("options")):
-        return "pending: a decision has a seat and a list of options"
-    if p["type"] == "action" and any(type(o["value"]) is not dict or o["value"].get("action") not in rs.actions
-                                     or type(o["value"].get("args")) is not dict for o in p["options"]):
-        return "pending: each option of an action decision names an action of the ruleset and its arguments"
-    return ""
-
-
-def _options_ok(options: Any) -> bool:
-    return type(options) is list and all(type(o) is dict and type(o.get("label")) is str and "value" in o
-                                         for o in options)

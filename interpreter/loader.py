@@ -18,7 +18,7 @@ from typing import Any
 
 from . import loadcache
 from .builder import NAMESPACE_SECTIONS, RulesetBuilder, RuleTexts
-from .diagnostics import Diagnostic, Loc, LudusError
+from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl.astmemo import AstMemo, memoized
 from .finder import (
     MANIFEST,
@@ -34,6 +34,7 @@ from .finder import (
     ruleset_dirs,
 )
 from .model import LIMITS, Ruleset
+from .overlay import apply_patches
 from .yamlcommon import SplicedOrigin
 from .yamlsource import SourceMap
 
@@ -57,18 +58,22 @@ def last_load() -> loadcache.LoadInfo | None:
     return _LAST
 
 
-def load_ruleset(spec: str | Path, *, cache: bool | None = None) -> Ruleset:
+def load_ruleset(spec: str | Path, *, cache: bool | None = None, setup: str | None = None) -> Ruleset:
     """Load, check and compile a ruleset; raises :class:`LudusError` with every problem found.
 
     With the load cache on (the default; ``cache=False`` or ``LUDUS_CACHE=off`` turns it off),
     a ruleset whose files, and the engine, are unchanged since a successful load skips reading
     YAML, schema validation and parsing the rules texts (see :mod:`interpreter.loadcache`).
+    ``setup``: apply the patches of that named set-up (the ruleset's ``setups`` section); such
+    a load is not cached.
     """
     # A load makes many small objects and frees few: the cyclic collector, run over and
     # over meanwhile, costs a third of a warm load and finds nothing to free.
     collecting = gc.isenabled()
     gc.disable()
     try:
+        if setup is not None:
+            return _cold(find_ruleset(str(spec)), False, setup)[0]
         return _load(spec, cache)
     finally:
         if collecting:
@@ -107,8 +112,8 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
     return rs
 
 
-def _cold(manifest_path: Path, record: bool) -> tuple[Ruleset, loadcache.Trace | None, bytes | None,
-                                                      AstMemo | None]:
+def _cold(manifest_path: Path, record: bool, setup: str | None = None) -> tuple[
+        Ruleset, loadcache.Trace | None, bytes | None, AstMemo | None]:
     """The full load: every stage, every check."""
     from .schemas import validate
     diags: list[Diagnostic] = []
@@ -116,12 +121,15 @@ def _cold(manifest_path: Path, record: bool) -> tuple[Ruleset, loadcache.Trace |
     doc = load_document(manifest_path, diags, trace=trace)
     if diags:
         raise LudusError(diags)
+    if setup is not None:
+        _apply_setup(doc, manifest_path, setup, diags)
     validate("rules", doc.data, doc.smap, diags)
     if diags:
         raise LudusError(diags)
     snapshot = _dump_document(doc) if record else None  # before anything later can touch it
     path, manifest, msmap = doc.manifests[-1]
     rs = _new_ruleset(doc, path, manifest)
+    rs.setup = setup
     _check_players(rs, doc, diags)
     memo = AstMemo() if record else None
     with memoized(memo):
@@ -129,6 +137,21 @@ def _cold(manifest_path: Path, record: bool) -> tuple[Ruleset, loadcache.Trace |
     if diags:
         raise LudusError(diags)
     return rs, trace, snapshot, memo
+
+
+def _apply_setup(doc: Document, manifest_path: Path, setup: str, diags: list[Diagnostic]) -> None:
+    """Apply the patches of the named set-up to the merged ruleset (refused if unknown)."""
+    setups = doc.data.get("setups") or {}
+    if not isinstance(setups, dict) or setup not in setups or not isinstance(setups[setup], dict):
+        names = sorted(setups) if isinstance(setups, dict) else []
+        raise LudusError([Diagnostic(Loc(str(manifest_path)), f"no set-up '{setup[:60]}' in this ruleset",
+                                     did_you_mean(setup[:100], names) or
+                                     (f"its set-ups: {', '.join(names)}" if names else "it declares no set-ups"))])
+    patches = setups[setup].get("patches")
+    if isinstance(patches, list):
+        apply_patches(doc, patches, doc.smap, ("setups", setup, "patches"), diags)
+    if diags:
+        raise LudusError(diags)
 
 
 def _warm(hit: loadcache.Hit) -> Ruleset | None:

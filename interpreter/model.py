@@ -283,6 +283,10 @@ class Ruleset:
     # invariants: what every position of a game keeps: name -> (condition, message)
     invariants: dict[str, tuple[ExprFn, str]] = field(default_factory=dict)
     scoring: Scoring = field(default_factory=Scoring)
+    # the lines of a player's status (the 'status' section): id -> (label, expression of 'me')
+    status: dict[str, tuple[str, ExprFn]] = field(default_factory=dict)
+    setups: dict[str, str] = field(default_factory=dict)  # named set-ups: name -> title
+    setup: str | None = None  # the set-up this ruleset was loaded with (load_ruleset(setup=...))
     default_players: int = 0  # the usual count (manifest players: default; else min): a scenario's default
     step_budget: int = LIMITS["steps"][1]
     work_budget: int = LIMITS["work"][1]

@@ -38,3 +38,12 @@ def below(state: int, n: int) -> tuple[int, int]:
         state, x = next_u64(state)
         if x < limit:
             return state, x % n
+
+
+def mix(state: int, salt: int) -> int:
+    """The generator state after fresh randomness ``salt`` (64 bits) is stirred in.
+
+    A game with a human seat and no --seed stirs in a salt drawn after each human decision
+    (and logged with it), so no file or seed shows the dice to come before they are rolled.
+    """
+    return seed_state((state ^ salt) & _MASK)

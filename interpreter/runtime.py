@@ -62,6 +62,10 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         # Frames pushed, by procedure (interpreter/usage.py): counted only when a run of games
         # asks for it; copies made for bots never count.
         self.usage: Counter[str] | None = None
+        # Dice rolled and decks shuffled, and commit points the rules passed, in this process
+        # (not saved): what undo must not cross (interpreter/undo.py).
+        self.draws = 0
+        self.commits = 0
         self._bind()
 
     def _bind(self) -> None:
@@ -137,9 +141,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         """Continue a saved game (the state is used as is, not copied).
 
         A state that is not one this ruleset could have saved is refused with a LudusError
-        (gamelog.state_problem): the run loop trusts the frames, zones and entities it holds.
+        (savedstate.state_problem): the run loop trusts the frames, zones and entities it holds.
         """
-        from .gamelog import state_problem  # gamelog imports this module
+        from .savedstate import state_problem  # savedstate imports this module's model
 
         problem = state_problem(rs, state)
         if problem:

@@ -293,6 +293,10 @@ def _max_items(arg: Any, s: dict[str, Any]) -> Check:
     return lambda v: not isinstance(v, list) or len(v) <= arg
 
 
+def _max_properties(arg: Any, s: dict[str, Any]) -> Check:
+    return lambda v: not isinstance(v, dict) or len(v) <= arg
+
+
 def _unique(arg: Any, s: dict[str, Any]) -> Check:
     if not arg:
         return lambda v: True
@@ -343,6 +347,7 @@ _KEYWORDS: dict[str, Callable[[Any, dict[str, Any]], Check]] = {
     "type": _type, "properties": _properties, "additionalProperties": _additional,
     "patternProperties": _pattern_properties, "required": _required, "propertyNames": _property_names, "pattern": _pattern, "const": _const,
     "enum": _enum, "items": _items, "minItems": _min_items, "maxItems": _max_items,
+    "maxProperties": _max_properties,
     "uniqueItems": _unique, "minimum": _minimum, "maximum": _maximum, "maxLength": _max_length, "allOf": _all_of,
     "anyOf": _any_of, "oneOf": _one_of, "not": _not, "if": _if,
 }

@@ -41,6 +41,7 @@ from .runtime import Game, IllegalChoice
 from .simsummary import ERROR, OVER, UNFINISHED, Tally, render_compare, render_summary
 from .simsummary import Row as Row
 from .simsummary import compare_rows as compare_rows
+from .start import adopt, begin_at, position
 
 GAMES_JSONL = "games.jsonl"
 GAMES_CSV = "games.csv"
@@ -70,6 +71,8 @@ class Plan:
     rotate: bool = False
     seed: int = 1
     max_decisions: int = 100_000
+    setup: str | None = None  # the ruleset's named set-up every game starts from
+    start: str | None = None  # or the position (a state, as JSON text) every game starts from
 
     def seat_bots(self, index: int) -> tuple[str, ...]:
         """The bot of each seat in game ``index``: with ``rotate``, seat j plays bots[(j + index) % n]."""
@@ -97,19 +100,28 @@ def parse_bots(text: str | None, seats: Sequence[str]) -> tuple[str, ...]:
 
 
 def make_plan(rs: Ruleset, spec: str, games: int, players: int | None, bots: str | None,
-              rotate: bool = False, seed: int = 1, max_decisions: int = 100_000) -> Plan:
-    """Check the command-line values against the ruleset; every problem is an actionable error."""
+              rotate: bool = False, seed: int = 1, max_decisions: int = 100_000,
+              start: dict[str, Any] | None = None) -> Plan:
+    """Check the command-line values against the ruleset; every problem is an actionable error.
+
+    ``start``: the position every game starts from (``--from``); it fixes the players.
+    """
     if games < 1:
         raise _arg_error(f"--games must be at least 1, not {games}", "e.g. --games 1000")
     if games > MAX_GAMES:
         raise _arg_error(f"--games must be at most {MAX_GAMES}, not {games}")
     if max_decisions < 1:
         raise _arg_error(f"--max-decisions must be at least 1, not {max_decisions}")
-    n = players if players is not None else rs.max_players
+    if start is not None and players is not None and players != len(start["players"]):
+        raise _arg_error(f"--players {players}, but the --from position has {len(start['players'])} players",
+                         "leave out --players")
+    n = len(start["players"]) if start is not None else players if players is not None else rs.max_players
     problem = rs.player_count_problem(n)
     if problem:
         raise _arg_error(problem, "choose --players in that range")
-    return Plan(spec, games, n, parse_bots(bots, rs.seat_names(n)), rotate, seed, max_decisions)
+    seats = list(start["players"]) if start is not None else rs.seat_names(n)
+    return Plan(spec, games, n, parse_bots(bots, seats), rotate, seed, max_decisions, rs.setup,
+                json.dumps(start, ensure_ascii=False) if start is not None else None)
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -133,7 +145,7 @@ def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
     status, reason = ERROR, ""
     game: Game | None = None
     try:
-        game = Game.new(rs, plan.players, seed)
+        game = begin_at(rs, json.loads(plan.start), seed, "") if plan.start else Game.new(rs, plan.players, seed)
         # Bots pick from the offered choices, and a rule that fails ends the game as an
         # error anyway: the undo copy 'apply' keeps for a rejected choice is not needed.
         game.atomic = False
@@ -198,7 +210,7 @@ def _init_worker(plan: Plan) -> None:
     if _PRELOADED is not None and _PRELOADED[0] == plan.ruleset:
         rs = _PRELOADED[1]
     else:  # a spawned worker: load it once
-        rs = load_ruleset(plan.ruleset)
+        rs = load_ruleset(plan.ruleset, setup=plan.setup)
     _WORKER = (plan, rs)
 
 
@@ -402,10 +414,15 @@ def _write_plots(r: RunResult, out: Path, echo: Echo) -> None:
 
 def simulate(spec: str, games: int, players: int | None = None, bots: str | None = None, rotate: bool = False,
              workers: int | None = None, seed: int = 1, out: str | None = None, max_decisions: int = 100_000,
-             progress: bool = False, plots: bool = True, echo: Echo = print, err: Echo = print) -> int:
-    """`ludus simulate`: play the games, print the summary, write the files. Returns the exit code."""
-    rs = load_ruleset(spec)
-    plan = make_plan(rs, spec, games, players, bots, rotate, seed, max_decisions)
+             progress: bool = False, plots: bool = True, echo: Echo = print, err: Echo = print,
+             from_file: str | None = None, setup: str | None = None) -> int:
+    """`ludus simulate`: play the games, print the summary, write the files. Returns the exit code.
+
+    ``from_file``/``setup``: every game starts from that position or named set-up (see start.py).
+    """
+    rs = load_ruleset(spec, setup=setup)
+    start = position(rs, from_file) if from_file else None
+    plan = make_plan(rs, spec, games, players, bots, rotate, seed, max_decisions, start)
     workers = _check_workers(workers)
     out_dir = _out_dir(out)
     result = run(rs, plan, workers, out_dir, progress)
@@ -425,11 +442,16 @@ def simulate(spec: str, games: int, players: int | None = None, bots: str | None
 def compare(base: str, variant: str, games: int, players: int | None = None, bots: str | None = None,
             rotate: bool = False, workers: int | None = None, seed: int = 1, out: str | None = None,
             max_decisions: int = 100_000, progress: bool = False, plots: bool = True,
-            echo: Echo = print, err: Echo = print) -> int:
-    """`ludus compare`: the same games (seeds, bots) on two rulesets; differences with their tests."""
-    rs_a, rs_b = load_ruleset(base), load_ruleset(variant)
-    plan_a = make_plan(rs_a, base, games, players, bots, rotate, seed, max_decisions)
-    plan_b = make_plan(rs_b, variant, games, players, bots, rotate, seed, max_decisions)
+            echo: Echo = print, err: Echo = print, from_file: str | None = None, setup: str | None = None) -> int:
+    """`ludus compare`: the same games (seeds, bots) on two rulesets; differences with their tests.
+
+    With ``from_file`` both start from the position it gives with the base ruleset.
+    """
+    rs_a, rs_b = load_ruleset(base, setup=setup), load_ruleset(variant, setup=setup)
+    start_a = position(rs_a, from_file) if from_file else None
+    start_b = adopt(rs_b, start_a, from_file or "") if start_a is not None else None
+    plan_a = make_plan(rs_a, base, games, players, bots, rotate, seed, max_decisions, start_a)
+    plan_b = make_plan(rs_b, variant, games, players, bots, rotate, seed, max_decisions, start_b)
     workers = _check_workers(workers)
     out_dir = _out_dir(out)
     dirs = (out_dir / "base", out_dir / "variant") if out_dir is not None else (None, None)

@@ -165,7 +165,7 @@ def test_a_secret_choice_by_one_player_is_not_narrated_to_humans(tmp_path, monke
     """})
     game = program(tmp_path / "api", "choose secretly c from deck by first(players)\nset out = c")
     assert game.pending["secret"] is True
-    monkeypatch.setattr(sys, "stdin", io.StringIO("0\n"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
     assert main(["play", str(folder), "--players", "2", "--seat", "red=human"]) == 0
     out = capsys.readouterr().out
     assert "  blue > (secret)" in out

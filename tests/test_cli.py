@@ -50,15 +50,15 @@ def test_the_same_seed_writes_a_byte_identical_log(tmp_path):
 
 
 def test_a_human_seat_sees_numbered_choices_and_its_own_view(monkeypatch, capsys):
-    answers = ["x", "9", "v"] + ["0"] * 200
+    answers = ["x", "9", "v"] + ["1"] * 200
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
     assert main(["play", "dice_race", "--players", "2", "--seed", "2", "--seat", "red=human"]) == 0
     out = capsys.readouterr().out
-    assert "red: Sprint: pick a card" in out
-    assert "  [0] " in out
-    assert out.count("enter a number from 0 to 2") == 2  # 'x' and '9' are refused
-    assert '"hand@blue": {\n   "hidden": 3\n  }' in out  # the view hides blue's hand
+    assert "red: Sprint: pick a card\n  [1] Step 2\n  [2] Step 1\n  [3] Boost\n" in out
+    assert out.count("is not a choice: enter one of 1, 2, 3, or h for help") == 2  # 'x' and '9' are refused
+    assert "  red (you): -\n    hand: Step 2, Step 1, Boost\n  blue: -\n    hand: 3 hidden\n" in out  # blue's hand hidden
     assert "  blue > (secret)" in out  # the opponent's secret pick is not narrated
+    assert "  [2] Boost  (x2)" in out  # identical choices are merged, with their count
 
 
 def test_a_human_may_quit(monkeypatch, capsys):

@@ -284,6 +284,11 @@ class Pass(Node):
 
 
 @dataclass
+class Commit(Node):
+    """A commit point: a player's undo does not go back past it."""
+
+
+@dataclass
 class Block:
     stmts: list[Node] = field(default_factory=list)
 

@@ -549,3 +549,6 @@ class _AstBuilder:
     def pass_stmt(self, meta, c):
         return A.Pass(_pos(meta))
 
+    def commit_stmt(self, meta, c):
+        return A.Commit(_pos(meta))
+

@@ -78,6 +78,9 @@ class Statements(Decisions):
     def s_Pass(self, s: A.Pass, scope: Scope) -> Stmt:
         return self.do(s.pos)
 
+    def s_Commit(self, s: A.Commit, scope: Scope) -> Stmt:
+        return self.do(s.pos, ("g.commit()",))
+
     def s_Let(self, s: A.Let, scope: Scope) -> Stmt:
         value, t = self.x.expr(s.value, scope)
         if s.name in self.rs.globals:

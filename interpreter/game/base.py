@@ -44,6 +44,7 @@ class GameBase:
       ``g.kind_ids(kind)``, ``g.distance(a, b, field, loc)``, ``g.roll(n, sides, bonus, loc)``;
     - modifiers: ``g.point(name, args)``, ``g.add_modifier(rec)``, ``g.signal(name)``,
       ``g.consume(name, args)``;
+    - commit points (undo stops there): ``g.commit()``;
     - frames and decisions: ``g.push(name, args, bind, loc)``, ``g.ret(value)``,
       ``g.finish(reason)``, ``g.ask(...)``, ``g.ask_action(player, group, bind, loc)``,
       ``g.ask_secret(...)``.
@@ -59,6 +60,8 @@ class GameBase:
     log: list[dict[str, Any]]
     atomic: bool
     usage: Counter[str] | None
+    draws: int
+    commits: int
     work: int
     work_budget: int
     steps: int

@@ -134,6 +134,7 @@ class Board(GameBase):
         if key in self.zones:
             items = self._writable_zone(key)
         st = self.state
+        self.draws += 1
         state = st["rng"]
         for i in range(len(items) - 1, 0, -1):
             state, j = rng.below(state, i + 1)
@@ -259,5 +260,6 @@ class Board(GameBase):
                 if len(values) > 10_000:
                     raise RuleFault("bonus dice chain too long", loc)
         st["rng"] = state
+        self.draws += 1
         self.log.append({"type": "dice", "values": values})
         return values

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import rng
 from ..diagnostics import Loc, LudusError
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import fault_of
@@ -82,13 +83,15 @@ class Choices(GameBase):
             return p["players"][player]["options"]
         return p["options"] if p["player"] == player else None
 
-    def apply(self, choice: int | str, player: str | None = None, dice: Sequence[int] | None = None) -> None:
+    def apply(self, choice: int | str, player: str | None = None, dice: Sequence[int] | None = None,
+              salt: int | None = None) -> None:
         """Make a choice (by index, or by exact label) for ``player``.
 
         Raises :class:`IllegalChoice` and leaves the state untouched if it is not legal.
         ``dice`` forces the next die results (for tests and rulebook examples): whole numbers
         from 1 to MAX_SIDES (1000), else IllegalChoice; all must be rolled before the next
-        decision, else IllegalChoice too. If a rule fails while the choice is carried out (a
+        decision, else IllegalChoice too. ``salt`` (a whole number below 2**64) stirs fresh
+        randomness into the dice to come, and is logged with the choice (rng.mix). If a rule fails while the choice is carried out (a
         forced die the rolled die cannot show, a limit reached...), :class:`LudusError` with
         the rule's place; either way the state is as before.
         """
@@ -124,6 +127,8 @@ class Choices(GameBase):
             for d in dice:
                 if _bad_die(d):
                     raise IllegalChoice(f"forced dice must be whole numbers from 1 to {MAX_SIDES}, not {_shown(d)}")
+        if salt is not None and (isinstance(salt, bool) or not isinstance(salt, int) or not 0 <= salt < 2**64):
+            raise IllegalChoice(f"a salt is a whole number from 0 to 2**64-1, not {_shown(salt)}")
         snapshot = self._shared() if self.atomic else None
         log_len = len(self.log)
         try:
@@ -131,6 +136,9 @@ class Choices(GameBase):
             entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": option["label"]}
             if dice:
                 entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
+            if salt is not None:
+                entry["salt"] = salt
+                st["rng"] = rng.mix(st["rng"], salt)
             self.log.append(entry)
             if dice:
                 st["forced_dice"].extend(int(d) for d in dice)
@@ -177,6 +185,10 @@ class Choices(GameBase):
             if len(p["answers"]) == len(p["players"]):
                 st["pending"] = None
                 st["stack"][-1]["locals"][p["var"]] = {q: p["answers"][q] for q in p["players"]}
+
+    def commit(self) -> None:
+        """A commit point of the rules (the ``commit`` statement): undo does not go back past it."""
+        self.commits += 1
 
     # ================================================================ asking
     def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],

@@ -152,7 +152,7 @@ def _m_keys(r: random.Random, lines: list[str]) -> tuple[str, list[str]]:
 
 def _m_type(r: random.Random, lines: list[str]) -> tuple[str, list[str]]:
     i = _pick(r, lines)
-    value = r.choice(["header", "choice", "dice", "text", "end", "Choice", "", "undo", 1, None])
+    value = r.choice(["header", "choice", "dice", "text", "end", "Choice", "", "rewind", 1, None])
     return f"line {i + 1}: type = {value!r}", _edit(lines, i, lambda e: e.__setitem__("type", value))
 
 
