@@ -199,7 +199,7 @@ def _human(tmp_path: Path, typed: str, *extra: str) -> Outcome:
 
 
 def test_odd_typing_is_asked_again_and_end_of_input_ends_the_game(tmp_path: Path) -> None:
-    o = _human(tmp_path, "²\n" + "9" * 5000 + "\n\n-1\n4\n" + "x" * 100_000 + "\n")
+    o = _human(tmp_path, "²\n" + "9" * 5000 + "\n\n-1\n4\n" + "x" * 100_000 + "\n", "--seed", "2")
     assert o.code == 0 and "Traceback" not in o.err, o.err
     assert o.out.count("is not a choice: enter one of 1, 2, 3, or h for help") == 5  # an empty line asks again
     assert "end of input" in o.out and o.out.rstrip().endswith("quit")
