@@ -23,6 +23,7 @@ from .loader import find_ruleset, load_ruleset
 from .model import Ruleset, copy_plain
 from .runtime import Game, IllegalChoice
 from .schemas import schema
+from .undo import History
 
 MAX_LINE_BYTES = 1_000_000
 MAX_LOG_BYTES = 32_000_000
@@ -200,7 +201,8 @@ def _explain(entry: Any, text: str, where: Loc) -> Diagnostic:
     v, arg = err.validator, err.validator_value
     if v == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
-        return Diagnostic(at(None), f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} line needs '{missing}'")
+        article = "an" if str(kind)[:1] in "aeiou" else "a"
+        return Diagnostic(at(None), f"{article} {kind} line needs '{missing}'")
     if v == "additionalProperties":
         extra = sorted(set(entry) - set(branch["properties"]))
         return Diagnostic(at(extra[0] if extra else None), f"unknown key {_brief(extra[0] if extra else '')} "
@@ -378,7 +380,8 @@ def begin(start: LogStart, path: Path, line: int) -> Game:
 
 
 def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
-           before_choice: Callable[[Game, dict[str, Any]], None] | None = None, partial: bool = False) -> Game:
+           before_choice: Callable[[Game, dict[str, Any]], None] | None = None, partial: bool = False,
+           history: History | None = None) -> Game:
     """Re-run a log and check that it reproduces exactly; returns the game at its end.
 
     The log is compared with what the rules produce as the replay goes, so a log that
@@ -386,7 +389,8 @@ def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
     are left out (:func:`kept_entries`). ``to``: stop after that many choices.
     ``before_choice(game, entry)`` is called before each choice is made (to let bots
     follow the game they will continue). ``partial``: the log may stop anywhere (a game
-    stopped while its log was written), the game then goes on from there.
+    stopped while its log was written), the game then goes on from there. ``history``:
+    make the choices through it, so that the last ones may be undone as the game goes on.
     """
     p = Path(path)
     entries, _ = kept_entries(read_log(p), str(p))
@@ -413,7 +417,7 @@ def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
         compare(k)
         if before_choice is not None:
             before_choice(game, entry)
-        _apply(game, entry, Loc(str(p), n, 1))
+        _apply(game, entry, Loc(str(p), n, 1), history)
         compare(len(game.log))
     compare(len(game.log))
     produced = game.log
@@ -427,10 +431,13 @@ def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
     return game
 
 
-def _apply(game: Game, entry: dict[str, Any], where: Loc) -> None:
+def _apply(game: Game, entry: dict[str, Any], where: Loc, history: History | None = None) -> None:
     """Apply one logged choice; a refusal or a rule failing on its forced dice is this line's error."""
     try:
-        game.apply(entry["index"], entry["player"], entry.get("dice"), entry.get("salt"))
+        if history is not None:
+            history.apply(game, entry["index"], entry["player"], entry.get("dice"), entry.get("salt"))
+        else:
+            game.apply(entry["index"], entry["player"], entry.get("dice"), entry.get("salt"))
     except IllegalChoice as exc:
         raise LudusError([Diagnostic(where, f"replay diverges: {exc.reason}")]) from None
     except LudusError as exc:

@@ -188,10 +188,13 @@ def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
         if bot is not None and not salted:
             bot.choose(game, entry["player"])
 
-    game = replay(path, partial=True, before_choice=follow)
+    history = History()
+    game = replay(path, partial=True, before_choice=follow, history=history)
     if table is None:
         table = Table(game, seats, header["seed"], salted)
     table.game = game
+    if table.history is not None:
+        table.history = history  # a decision made before the game was stopped may be undone
     table.log = LogFile(path, append=True, written=len(entries))
     echo(f"{game.rs.title}: resumed from {path} after {sum(1 for e in game.log if e['type'] == 'choice')} "
          f"decisions ({', '.join(f'{p}={seats[p]}' for p in players)})")

@@ -134,6 +134,8 @@ def render_summary(rs: Ruleset, plan: Plan, t: Tally) -> str:
     bots = "rotated by game: " if plan.rotate else ""
     bots += ", ".join(f"{s}={k}" for s, k in zip(t.seats, plan.bots, strict=True))
     lines.append(f"{rs.title} ({rs.name} {rs.version}): {t.games} games, {plan.players} players, seed {plan.seed}")
+    if plan.origin:
+        lines.append(f"start: {plan.origin}")
     lines.append(f"bots: {bots}")
     unfinished, errors = t.status[UNFINISHED], t.status[ERROR]
     lines.append(f"finished: {t.finished} of {t.games}" + (f" ({unfinished} not over after "

@@ -73,6 +73,7 @@ class Plan:
     max_decisions: int = 100_000
     setup: str | None = None  # the ruleset's named set-up every game starts from
     start: str | None = None  # or the position (a state, as JSON text) every game starts from
+    origin: str = ""  # where the games start, for the summary: '', 'set-up NAME', 'from FILE'
 
     def seat_bots(self, index: int) -> tuple[str, ...]:
         """The bot of each seat in game ``index``: with ``rotate``, seat j plays bots[(j + index) % n]."""
@@ -101,7 +102,7 @@ def parse_bots(text: str | None, seats: Sequence[str]) -> tuple[str, ...]:
 
 def make_plan(rs: Ruleset, spec: str, games: int, players: int | None, bots: str | None,
               rotate: bool = False, seed: int = 1, max_decisions: int = 100_000,
-              start: dict[str, Any] | None = None) -> Plan:
+              start: dict[str, Any] | None = None, origin: str = "") -> Plan:
     """Check the command-line values against the ruleset; every problem is an actionable error.
 
     ``start``: the position every game starts from (``--from``); it fixes the players.
@@ -121,7 +122,7 @@ def make_plan(rs: Ruleset, spec: str, games: int, players: int | None, bots: str
         raise _arg_error(problem, "choose --players in that range")
     seats = list(start["players"]) if start is not None else rs.seat_names(n)
     return Plan(spec, games, n, parse_bots(bots, seats), rotate, seed, max_decisions, rs.setup,
-                json.dumps(start, ensure_ascii=False) if start is not None else None)
+                json.dumps(start, ensure_ascii=False) if start is not None else None, origin)
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -135,6 +136,15 @@ def game_seed(seed: int, index: int) -> int:
 
 
 # ================================================================== one game
+def start_game(rs: Ruleset, plan: Plan, index: int) -> Game:
+    """Game ``index`` of the plan before its first decision: at the ruleset's start (or its
+    set-up, with which ``rs`` was loaded), or at the plan's ``--from`` position with its own dice."""
+    seed = game_seed(plan.seed, index)
+    if plan.start:
+        return begin_at(rs, json.loads(plan.start), seed, "")
+    return Game.new(rs, plan.players, seed)
+
+
 def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
     """Play game ``index`` of the plan to its end; return its record (plain JSON data)."""
     seed = game_seed(plan.seed, index)
@@ -145,7 +155,7 @@ def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
     status, reason = ERROR, ""
     game: Game | None = None
     try:
-        game = begin_at(rs, json.loads(plan.start), seed, "") if plan.start else Game.new(rs, plan.players, seed)
+        game = start_game(rs, plan, index)
         # Bots pick from the offered choices, and a rule that fails ends the game as an
         # error anyway: the undo copy 'apply' keeps for a rejected choice is not needed.
         game.atomic = False
@@ -422,7 +432,7 @@ def simulate(spec: str, games: int, players: int | None = None, bots: str | None
     """
     rs = load_ruleset(spec, setup=setup)
     start = position(rs, from_file) if from_file else None
-    plan = make_plan(rs, spec, games, players, bots, rotate, seed, max_decisions, start)
+    plan = make_plan(rs, spec, games, players, bots, rotate, seed, max_decisions, start, _origin(rs, from_file))
     workers = _check_workers(workers)
     out_dir = _out_dir(out)
     result = run(rs, plan, workers, out_dir, progress)
@@ -450,8 +460,9 @@ def compare(base: str, variant: str, games: int, players: int | None = None, bot
     rs_a, rs_b = load_ruleset(base, setup=setup), load_ruleset(variant, setup=setup)
     start_a = position(rs_a, from_file) if from_file else None
     start_b = adopt(rs_b, start_a, from_file or "") if start_a is not None else None
-    plan_a = make_plan(rs_a, base, games, players, bots, rotate, seed, max_decisions, start_a)
-    plan_b = make_plan(rs_b, variant, games, players, bots, rotate, seed, max_decisions, start_b)
+    plan_a = make_plan(rs_a, base, games, players, bots, rotate, seed, max_decisions, start_a, _origin(rs_a, from_file))
+    plan_b = make_plan(rs_b, variant, games, players, bots, rotate, seed, max_decisions, start_b,
+                       _origin(rs_b, from_file))
     workers = _check_workers(workers)
     out_dir = _out_dir(out)
     dirs = (out_dir / "base", out_dir / "variant") if out_dir is not None else (None, None)
@@ -472,6 +483,12 @@ def compare(base: str, variant: str, games: int, players: int | None = None, bot
             for path in write_compare_plots(ra.tally, rb.tally, out_dir, rs_a.name, rs_b.name):
                 echo(f"wrote {path}")
     return max(_error_report(ra, err), _error_report(rb, err))
+
+
+def _origin(rs: Ruleset, from_file: str | None) -> str:
+    parts = ([f"set-up {rs.setup} ({rs.setups.get(rs.setup, '')})"] if rs.setup else []) + \
+        ([f"from {from_file}"] if from_file else [])
+    return ", ".join(parts)
 
 
 def _check_workers(workers: int | None) -> int:

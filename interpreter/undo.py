@@ -69,8 +69,10 @@ class History:
             final = "a card hidden from you was revealed since"
         point = _Point(before, log_len, player, final)
         last = self.points[-1] if self.points else None
-        if final or last is None or last.player != player or last.final:
+        if final or last is None:
             self.points = [point]  # nothing before this decision can be undone any more
+        elif last.player != player or last.final:
+            self.points = [last, point]  # the last before it stays, to say why undo stops there
         else:
             self.points.append(point)
 
