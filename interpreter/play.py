@@ -266,8 +266,8 @@ class PlayOutput:
 def prompt_of(game: Game, player: str) -> str:
     """The question of the pending decision, as a person reads it (no group or variable names)."""
     pending = game.pending or {}
-    if pending.get("type") == "action":
-        return "Choose an action"
+    if pending.get("type") == "action" and str(pending.get("prompt", "")).startswith("choose an action ("):
+        return "Choose an action"  # the engine's default names the group: the ruleset gave no prompt
     if "prompt" in pending:
         return str(pending["prompt"])
     asked = pending.get("players", {}).get(player) or {}

@@ -92,7 +92,7 @@ def _play_first_keys(term: Terminal, quit_after: int | None = None, detour: bool
             term.type("q")
             term.screen()
             return seen
-        if detour and not seen["undone"] and len(keys) > 1 and b"Choose an action" in screen:
+        if detour and not seen["undone"] and len(keys) > 1 and b"Your turn: play a card" in screen:
             before = _menu(screen)
             term.type(keys[1])
             after = term.screen()

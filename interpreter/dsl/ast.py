@@ -181,6 +181,7 @@ class ChooseAction(Node):
     group: str
     by: Node
     bind: str | None
+    prompt: Node | None = None
 
 
 @dataclass

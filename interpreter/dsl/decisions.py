@@ -74,11 +74,13 @@ class Decisions:
             self.err(s.pos, f"unknown action group '{s.group}'", did_you_mean(s.group, self.rs.groups))
             raise Abort
         by = self._player(s.by, scope, s.pos)
+        prompt = self.x.expr(s.prompt, scope)[0] if s.prompt is not None else None
         if s.bind:
             scope[s.bind] = T.ANY
         self.step += 1
         return Stmt("ask", self.where(s.pos), [("_save(fr, locals())",),
-                                                ("g.ask_action(", by, f", {self.x.gen.const(s.group)}, {s.bind!r}, None)")],
+                                                ("g.ask_action(", by, f", {self.x.gen.const(s.group)}, {s.bind!r}, None",
+                                                 *((", ", prompt) if prompt is not None else ()), ")")],
                     binds=[s.bind] if s.bind else [])
 
     def s_Secret(self, s: A.Secret, scope: Scope) -> Stmt:

@@ -469,8 +469,8 @@ class _AstBuilder:
         return A.Choose(pos, str(var), options, by, prompt, label)
 
     def choose_action_stmt(self, meta, c):
-        _kw, group, by, bind = c
-        return A.ChooseAction(_pos(meta), str(group), by, str(bind) if bind else None)
+        _kw, group, by, prompt, bind = c
+        return A.ChooseAction(_pos(meta), str(group), by, str(bind) if bind else None, prompt)
 
     def secret_stmt(self, meta, c):
         pvar, players, _secretly, var, options, prompt, label = c

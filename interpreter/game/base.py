@@ -46,7 +46,7 @@ class GameBase:
       ``g.consume(name, args)``;
     - commit points (undo stops there): ``g.commit()``;
     - frames and decisions: ``g.push(name, args, bind, loc)``, ``g.ret(value)``,
-      ``g.finish(reason)``, ``g.ask(...)``, ``g.ask_action(player, group, bind, loc)``,
+      ``g.finish(reason)``, ``g.ask(...)``, ``g.ask_action(player, group, bind, loc, prompt)``,
       ``g.ask_secret(...)``.
 
     Players of a game (the CLI, bots, scenarios, logs) use ``Game.new``, ``Game.resume``,

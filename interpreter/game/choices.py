@@ -221,13 +221,14 @@ class Choices(GameBase):
         if secret:
             self.state["pending"]["secret"] = True
 
-    def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None) -> None:
+    def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None, prompt: Any = None) -> None:
         player = self._check_player(player, loc)
         options = self.action_options(player, group)
         if not options:
             raise RuleFault(f"no action of group '{group}' is legal for {self.label_of(player)}", loc,
                             "add an action that is always legal, such as passing")
-        self.state["pending"] = {"type": "action", "player": player, "prompt": f"choose an action ({group})",
+        text = self.label_of(prompt) if prompt is not None else f"choose an action ({group})"
+        self.state["pending"] = {"type": "action", "player": player, "prompt": text,
                                  "group": group, "bind": bind, "options": options}
 
     def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
