@@ -79,10 +79,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _err(f"{spec}: {len(sorted_diagnostics(exc.diagnostics))} error(s)")  # as printed: no duplicates
             failed += 1
             continue
+        setup_errors = 0
+        for name in rs.setups:  # each set-up's patches must apply to the ruleset
+            try:
+                load_ruleset(spec, setup=name)
+            except LudusError as exc:
+                _err(exc.render())
+                setup_errors += len(sorted_diagnostics(exc.diagnostics))
+        if setup_errors:
+            _err(f"{spec}: {setup_errors} error(s) in its set-ups")
+            failed += 1
+            continue
         n_recon = len(reconstructed(rs))
         named = sum(1 for name in rs.procedures if "." not in name)  # not those entities carry in a field
+        setups = f", {len(rs.setups)} set-up{'s' if len(rs.setups) != 1 else ''}" if rs.setups else ""
         _out(f"{rs.name} {rs.version}: ok ({len(rs.entities)} entities, {named} procedures, "
-             f"{len(rs.actions)} actions, {n_recon} reconstructed entries)")
+             f"{len(rs.actions)} actions, {n_recon} reconstructed entries{setups})")
     return 1 if failed else 0
 
 

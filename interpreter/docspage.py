@@ -23,7 +23,7 @@ from .model import Ruleset
 TITLES = {"enums": "Enumerations", "kinds": "Kinds", "constants": "Constants", "zones": "Zones",
           "globals": "Globals", "entities": "Components", "tables": "Tables", "functions": "Functions",
           "modifier_points": "Modifier points", "procedures": "Procedures", "actions": "Actions",
-          "invariants": "Invariants"}
+          "invariants": "Invariants", "status": "Status", "setups": "Set-ups"}
 META = ("source", "note")
 MAX_CELL = 200  # characters of a value shown in a table cell
 

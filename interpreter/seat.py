@@ -59,6 +59,7 @@ class TerminalSeat:
     write: Callable[[str], None]
     _keys: dict[str, int] = field(default_factory=dict)  # label -> key, kept while offered again
     _queue: list[str] = field(default_factory=list)  # keys typed ahead
+    _queued_by: str = ""  # the seat that typed them (another seat at the same terminal does not use them)
     _status: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # last shown, by seat
 
     def menu(self, labels: list[str]) -> Menu:
@@ -74,6 +75,8 @@ class TerminalSeat:
         """Show the decision and read an answer (a choice, undo or quit; quit at end of input)."""
         labels = [c.label for c in game.choices(player)]
         menu = self.menu(labels)
+        if self._queued_by != player:
+            self._queue.clear()
         if not self._queue:
             lines = status_lines(game, player)
             if lines != self._status.get(player):  # shown again only when it changed
@@ -89,7 +92,7 @@ class TerminalSeat:
                 if text is None:
                     self.out("\nend of input")
                     return Answer("quit")
-                self._queue = text.split()
+                self._queue, self._queued_by = text.split(), player
                 if not self._queue:
                     continue
             word = self._queue.pop(0)
@@ -115,10 +118,6 @@ class TerminalSeat:
                 self._queue.clear()
                 shown = word if len(word) <= 20 else word[:20] + "..."
                 self.out(f"  '{shown}' is not a choice: enter one of {', '.join(map(str, menu.keys))}, or h for help")
-
-    def forget_typed(self) -> None:
-        """Drop what was typed ahead (the next decision is not the one it was meant for)."""
-        self._queue.clear()
 
 
 def read_answer(stream: IO[str]) -> str | None:

@@ -86,7 +86,8 @@ def _saved_state(rs: Ruleset, path: str) -> dict[str, Any]:
         Game.resume(rs, state)
     except LudusError as exc:
         first = exc.diagnostics[0]
-        raise LudusError([Diagnostic(Loc(path, 1, 1), first.message, first.hint)]) from None
+        raise LudusError([Diagnostic(Loc(path, 1, 1), first.message,
+                                     "a saved state is what 'ludus replay LOG --json' prints")]) from None
     return dict(state)
 
 

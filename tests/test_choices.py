@@ -165,6 +165,7 @@ def test_a_secret_choice_by_one_player_is_not_narrated_to_humans(tmp_path, monke
     """})
     game = program(tmp_path / "api", "choose secretly c from deck by first(players)\nset out = c")
     assert game.pending["secret"] is True
+    monkeypatch.chdir(tmp_path)  # a game that ends for lack of input is saved in the current folder
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n"))
     assert main(["play", str(folder), "--players", "2", "--seat", "red=human"]) == 0
     out = capsys.readouterr().out

@@ -49,7 +49,8 @@ def test_the_same_seed_writes_a_byte_identical_log(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_a_human_seat_sees_numbered_choices_and_its_own_view(monkeypatch, capsys):
+def test_a_human_seat_sees_numbered_choices_and_its_own_view(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
     answers = ["x", "9", "v"] + ["1"] * 200
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(answers) + "\n"))
     assert main(["play", "dice_race", "--players", "2", "--seed", "2", "--seat", "red=human"]) == 0
@@ -61,10 +62,15 @@ def test_a_human_seat_sees_numbered_choices_and_its_own_view(monkeypatch, capsys
     assert "  [2] Boost  (x2)" in out  # identical choices are merged, with their count
 
 
-def test_a_human_may_quit(monkeypatch, capsys):
+def test_a_human_may_quit_and_the_game_is_saved(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)  # without --log, quitting saves the game in the current folder
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
     assert main(["play", "dice_race", "--players", "2", "--seat", "blue=human"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith("quit")
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("quit")
+    saved = list(tmp_path.glob("ludus-dice_race-*.jsonl"))
+    assert len(saved) == 1 and f"saved in {saved[0].name}; 'ludus play --resume {saved[0].name}'" in out
+    assert main(["replay", str(saved[0])]) == 0
 
 
 def test_validate_summarises_each_ruleset(capsys):

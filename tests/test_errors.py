@@ -176,6 +176,8 @@ CASES = [
              (r"overlay_lines_range/patch.yaml:4:12", r"lines '2-3' are not lines of 'actions/take/do', which has 1")),
     validate("overlay_find_twice",  # 'round' occurs three times in main
              (r"overlay_find_twice/patch.yaml:4:11", r"'find' must match exactly once .* it matches 3 times")),
+    validate("setup_patch_fails",  # the set-up 'rich_start' sets entities/gold/valu
+             (r"setup_patch_fails/game.yaml:78:15", r"cannot set 'entities/gold/valu': it does not exist.*'value'")),
     validate("overlay_bad_path",
              (r"overlay_bad_path/patch.yaml:3:11", r"no 'entitys' in the ruleset \(did you mean 'entities'\?\)")),
     validate("overlay_remove_still_used",  # removes gold, which _base's silver still names as partner
