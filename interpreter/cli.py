@@ -103,6 +103,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .play import PlayOutput, new_table, resume_table, run_table
 
     io = PlayOutput(_out, _err, _write, args.quiet, args.dice)
+    if sys.stdout.isatty():  # a person's seat in colour (rich); plain text into a file or a pipe
+        from rich.console import Console
+
+        io.styled = Console(highlight=False, soft_wrap=True)
     if args.resume:
         if args.ruleset or args.from_file or args.setup or args.players or args.seed is not None:
             raise LudusError([_arg_diag("--resume goes on with the game of the log, its ruleset and seed",

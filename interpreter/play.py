@@ -249,6 +249,7 @@ class PlayOutput:
     quiet: bool = False
     dice: bool = False
     seen: int = 0
+    styled: Any = None  # a rich Console for a person at a terminal (None: plain text)
 
     def narrate(self, game: Game) -> None:
         log = game.log
@@ -277,7 +278,7 @@ def prompt_of(game: Game, player: str) -> str:
 def play_table(table: Table, io: PlayOutput, stdin: IO[str], max_decisions: int) -> int:
     """Play until the game ends, a person quits, or ``max_decisions``; returns the exit code."""
     game = table.game
-    seat = TerminalSeat(stdin, io.out, io.write)
+    seat = TerminalSeat(stdin, io.out, io.write, io.styled)
     if table.log is not None:
         table.log.sync(game.log)
     io.narrate(game)

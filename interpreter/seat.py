@@ -57,6 +57,7 @@ class TerminalSeat:
     stdin: IO[str]
     out: Callable[[str], None]
     write: Callable[[str], None]
+    styled: Any = None  # a rich Console when the output is a terminal: keys and questions stand out
     _keys: dict[str, int] = field(default_factory=dict)  # label -> key, kept while offered again
     _queue: list[str] = field(default_factory=list)  # keys typed ahead
     _queued_by: str = ""  # the seat that typed them (another seat at the same terminal does not use them)
@@ -81,10 +82,8 @@ class TerminalSeat:
             lines = status_lines(game, player)
             if lines != self._status.get(player):  # shown again only when it changed
                 self._status[player] = lines
-                show_status(lines, self.out)
-            self.out(f"{game.label_of(player)}: {prompt}")
-            for key, label, n in zip(menu.keys, menu.labels, menu.counts, strict=True):
-                self.out(f"  [{key}] {label}" + (f"  (x{n})" if n > 1 else ""))
+                self.show_status(lines)
+            self.show_menu(f"{game.label_of(player)}: {prompt}", menu)
         while True:
             if not self._queue:
                 self.write(f"choice ({'u = undo, ' if can_undo else ''}h = help)> ")
@@ -107,7 +106,7 @@ class TerminalSeat:
                 self.out(HELP)
             elif word == "s":
                 self._queue.clear()
-                show_status(status_lines(game, player), self.out, full=True)
+                self.show_status(status_lines(game, player), full=True)
             elif word == "v":
                 self._queue.clear()
                 for line in readable_view(game, player):
@@ -118,6 +117,37 @@ class TerminalSeat:
                 self._queue.clear()
                 shown = word if len(word) <= 20 else word[:20] + "..."
                 self.out(f"  '{shown}' is not a choice: enter one of {', '.join(map(str, menu.keys))}, or h for help")
+
+
+    def show_status(self, lines: list[tuple[str, str]], full: bool = False) -> None:
+        """A player's status lines (a ruleset without ``status``: nothing, unless ``full``)."""
+        if self.styled is None or not lines:
+            show_status(lines, self.out, full)
+            return
+        from rich.table import Table
+
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="dim", no_wrap=True)
+        grid.add_column()
+        for label, value in lines:
+            grid.add_row(label, value)
+        self.styled.print()
+        self.styled.print(grid)
+
+    def show_menu(self, question: str, menu: Menu) -> None:
+        """The question and the choices, each under its key."""
+        rows = [(f"  [{key}]", f" {label}", f"  (x{n})" if n > 1 else "")
+                for key, label, n in zip(menu.keys, menu.labels, menu.counts, strict=True)]
+        if self.styled is None:
+            self.out(question)
+            for key, label, count in rows:
+                self.out(key + label + count)
+            return
+        from rich.text import Text
+
+        self.styled.print(Text(question, style="bold"))
+        for key, label, count in rows:
+            self.styled.print(Text.assemble((key, "bold cyan"), label, (count, "dim")))
 
 
 def read_answer(stream: IO[str]) -> str | None:

@@ -21,6 +21,7 @@ from interpreter.simulate import make_plan, start_game
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = re.compile(rb"choice \((u = undo, )?h = help\)> $")
+ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # the terminal seat's colours (rich)
 KEY = re.compile(r"^\s+\[(\d+)\] ", re.M)
 posix_only = pytest.mark.skipif(os.name != "posix", reason="needs a POSIX pseudo-terminal and signals")
 
@@ -36,6 +37,7 @@ class Terminal:
                                      stdout=slave, stderr=subprocess.PIPE, close_fds=True)
         os.close(slave)
         self.text = b""
+        self.held = b""
 
     def screen(self, seconds: float = 60) -> bytes:
         """The output up to the next prompt (or to the end); b'' once the program has ended."""
@@ -50,7 +52,11 @@ class Terminal:
                     break
                 if not chunk:
                     break
-                self.text += chunk
+                chunk, self.held = self.held + chunk, b""
+                esc = chunk.rfind(b"\x1b")
+                if esc >= 0 and not ANSI.match(chunk, esc):  # a colour code cut in two: keep its start
+                    chunk, self.held = chunk[:esc], chunk[esc:]
+                self.text += ANSI.sub(b"", chunk)
                 if PROMPT.search(self.text):
                     return self.text[start:]
             elif self.proc.poll() is not None:
