@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import rng
 from .bots import BOT_KINDS, Bot, bot_problem, make_bot
 from .diagnostics import Diagnostic, Loc, LudusError
 from .gamelog import dump_entry, kept_entries, read_log, replay
@@ -86,6 +85,7 @@ class Table:
     log: LogFile | None = None
     bots: dict[str, Bot] = field(default_factory=dict)
     history: History | None = None
+    told: int = 0  # entries of the game's log already told (a resumed game tells only its last lines again)
 
     def __post_init__(self) -> None:
         bot_seed: int | str = secrets.randbits(63) if self.salted else self.seed
@@ -148,12 +148,13 @@ def new_table(ruleset: str, setup: str | None, from_file: str | None, players: i
     seats = parse_seats(rs.seat_names(players), seat_specs)
     salted = "human" in seats.values() and seed is None
     used: int = secrets.randbelow(MAX_SEED + 1) if salted else (1 if seed is None else seed)
-    if from_file and state is not None and from_kind(from_file) == "log":
-        game = replay(from_file, rs.folder, partial=True)  # the log's own game goes on
-        if seed is not None or salted:
-            game.state["rng"] = rng.seed_state(used)
-    elif state is not None and from_file:
-        game = begin_at(rs, state, used if seed is not None or salted else None, from_file)
+    fresh = seed is not None or salted  # dice from the position on drawn from the seed
+    told = 0
+    if from_file and state is not None and from_kind(from_file) == "log" and not fresh:
+        game = replay(from_file, rs.folder, partial=True)  # the log's own game goes on, its log copied
+        told = recent(game.log)
+    elif from_file and state is not None:
+        game = begin_at(rs, state, used if fresh else None, from_file)
     else:
         game = Game.new(rs, players, used)
     header_extras(game, seats, salted, from_file)
@@ -161,7 +162,7 @@ def new_table(ruleset: str, setup: str | None, from_file: str | None, players: i
     dice = "fresh dice after each of your decisions (--seed S plays a reproducible game)" if salted else f"seed {used}"
     where = (f", set-up {rs.setup}" if rs.setup else "") + (f", from {from_file}" if from_file else "")
     echo(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), {dice}{where}")
-    return Table(game, seats, used, salted, log)
+    return Table(game, seats, used, salted, log, told=told)
 
 
 def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
@@ -196,9 +197,16 @@ def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
     if table.history is not None:
         table.history = history  # a decision made before the game was stopped may be undone
     table.log = LogFile(path, append=True, written=len(entries))
+    table.told = recent(game.log)
     echo(f"{game.rs.title}: resumed from {path} after {sum(1 for e in game.log if e['type'] == 'choice')} "
          f"decisions ({', '.join(f'{p}={seats[p]}' for p in players)})")
     return table
+
+
+def recent(log: list[dict[str, Any]], lines: int = 6) -> int:
+    """Where the last ``lines`` lines of narration begin: what a resumed game tells again."""
+    texts = [i for i, e in enumerate(log) if e["type"] == "text"]
+    return texts[-lines] if len(texts) >= lines else 0
 
 
 def run_table(table: Table, io: PlayOutput, stdin: IO[str], max_decisions: int) -> int:
@@ -281,6 +289,7 @@ def play_table(table: Table, io: PlayOutput, stdin: IO[str], max_decisions: int)
     seat = TerminalSeat(stdin, io.out, io.write, io.styled)
     if table.log is not None:
         table.log.sync(game.log)
+    io.seen = table.told
     io.narrate(game)
     decisions = 0
     while not game.over:
