@@ -229,3 +229,39 @@ def test_a_game_started_from_a_position_logs_it_and_replays(tmp_path: Path) -> N
     lines = [json.loads(line) for line in (tmp_path / "from.jsonl").read_text().splitlines()]
     assert lines[0]["from"] == str(scenario) and lines[1]["type"] == "state"
     assert replay(tmp_path / "from.jsonl").over
+
+
+def test_a_game_goes_on_from_a_log_and_its_new_log_replays(tmp_path: Path) -> None:
+    def ludus(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "interpreter", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    assert ludus("play", "time_of_crisis", "--players", "2", "--seed", "5", "--log", "old.jsonl", "--quiet",
+                 "--max-decisions", "60").returncode == 1  # stopped half-way
+    old = (tmp_path / "old.jsonl").read_text().splitlines()
+    for extra, name in (([], "same.jsonl"), (["--seed", "9"], "fresh.jsonl")):
+        done = ludus("play", "time_of_crisis", "--from", "old.jsonl", *extra, "--log", name, "--quiet")
+        assert done.returncode == 0, done.stderr
+        new = (tmp_path / name).read_text().splitlines()
+        if extra:  # fresh dice: a new log, beginning at the old game's last position
+            assert json.loads(new[1])["type"] == "state" and json.loads(new[0])["seed"] == 9
+        else:  # the old game itself goes on: its log is copied
+            assert [json.loads(x) for x in new[1:len(old)]] == [json.loads(x) for x in old[1:]]
+        assert ludus("replay", name).returncode == 0
+
+
+def test_replay_to_shows_the_position_after_a_decision(tmp_path: Path) -> None:
+    def ludus(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "interpreter", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300)
+
+    assert ludus("play", "time_of_crisis", "--players", "2", "--seed", "5", "--log", "g.jsonl", "--quiet").returncode == 0
+    shown = ludus("replay", "g.jsonl", "--to", "2")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("the position after decision 2 of time_of_crisis")
+    assert "== the board ==" in shown.stdout and "== red ==" in shown.stdout and "legacy" in shown.stdout
+    assert "waiting for red, blue: Choose card 1 of your starting hand" in shown.stdout
+    state = json.loads(ludus("replay", "g.jsonl", "--to", "2", "--json").stdout)
+    assert state["pending"]["type"] == "secret"
+    (tmp_path / "two.json").write_text(json.dumps(state))
+    assert ludus("play", "time_of_crisis", "--from", "two.json", "--quiet").returncode == 0  # a saved state
