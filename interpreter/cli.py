@@ -17,6 +17,7 @@ from .docsgen import reconstructed, render, where
 from .gamelog import replay
 from .loader import bundled_names, load_ruleset
 from .odds import MAX_RUNS
+from .play import INTERRUPTED, MAX_SEED
 from .runtime import Game, IllegalChoice
 from .scenario import run_scenario
 from .simulate import MAX_GAMES, MAX_WORKERS
@@ -29,11 +30,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         sys.stderr.write(f"ludus: error: {message} (see '{self.prog} --help')\n")
         raise SystemExit(1)
-
-
-INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
-MAX_SEED = 2**64 - 1  # the random generator's whole state is 64 bits
-MAX_ANSWER = 1000  # characters of one line typed by a human seat
 
 
 def _whole(lo: int | None, hi: int) -> Callable[[str], int]:

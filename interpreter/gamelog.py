@@ -22,6 +22,7 @@ from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import find_ruleset, load_ruleset
 from .model import Ruleset, copy_plain
 from .runtime import Game, IllegalChoice
+from .savedstate import brief as _brief
 from .schemas import schema
 from .undo import History
 
@@ -163,17 +164,6 @@ def _branch(kind: str) -> dict[str, Any] | None:
         if s["properties"]["type"]["const"] == kind:
             return dict(s)
     return None
-
-
-def _brief(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _explain(entry: Any, text: str, where: Loc) -> Diagnostic:

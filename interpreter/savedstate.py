@@ -6,6 +6,7 @@ checks it by hand before :meth:`interpreter.runtime.Game.resume` continues it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .model import MAX_INT, Ruleset
@@ -13,8 +14,8 @@ from .model import MAX_INT, Ruleset
 MAX_DIE = 1000  # a forced die's face (model.MAX_SIDES)
 
 
-def _brief(value: Any) -> str:
-    import json
+def brief(value: Any) -> str:
+    """A short text for a value found in a file: its type for a container, else at most 40 characters."""
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -106,7 +107,7 @@ def _stack_problem(rs: Ruleset, state: dict[str, Any]) -> str:
         proc = rs.actions[name[7:]].proc if type(name) is str and name.startswith("action:") and \
             name[7:] in rs.actions else rs.procedures.get(name) if type(name) is str else None
         if proc is None:
-            return f"stack/{i}/proc: no procedure {_brief(name)}"
+            return f"stack/{i}/proc: no procedure {brief(name)}"
         if type(fr["pc"]) is not int or (fr["pc"] != 0 and fr["pc"] not in proc.points):
             return f"stack/{i}/pc: not a resume point of '{name}'"
         if type(fr["locals"]) is not dict or (fr["ret"] is not None and type(fr["ret"]) is not str):
