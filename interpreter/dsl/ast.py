@@ -63,6 +63,17 @@ class CallQuery(Node):
 
 
 @dataclass
+class Graph(Node):
+    """``reachable(var from start over step)``, ``cheapest(var from start to goal over step)``."""
+
+    fn: str
+    var: str
+    start: Node
+    goal: Node | None
+    step: Node
+
+
+@dataclass
 class ListLit(Node):
     items: list[Node]
 

@@ -84,6 +84,10 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "fewest steps from entity `a` to entity `b` following the **list field** named by text `f` "
             "(breadth-first); 0 when `a == b`; **`none` if `b` is unreachable**; runtime error if an entity "
             "reached has no such list field", "`distance(a, b, f)`"),
+    Builtin("divide", 3, 3, VALUE, lambda ts: T.INT, "_divide(g, {0}, {1}, {2})",
+            "`a / b` with a rounding, the text `r`: `\"down\"` (as `/`), `\"up\"`, `\"half_up\"` (nearest, .5 up) or "
+            "`\"half_down\"` (nearest, .5 down): `divide(7, 2, \"half_down\")` is 3, `divide(3 * 40, 100, \"half_up\")` "
+            "(40% of 3) is 1", "`divide(a, b, r)`"),
     Builtin("keys", 1, 1, LIST, lambda ts: T.list_of(T.ent(PLAYER_KIND)), "list(g.as_map({0}, None))",
             "the players of a per-player map", "`keys(m)`", maps=True),
     Builtin("combinations", 2, 2, LIST, lambda ts: T.list_of(T.list_of(_el(ts))),

@@ -310,6 +310,40 @@ class Expressions(Operators):
         s, t = self.query(q, scope)
         return self.builtin(n.fn, [(s, t)], n.pos, [q])
 
+    def x_Graph(self, n: A.Graph, scope: Scope) -> tuple[Src, Type]:
+        """A search over a graph the rules describe node by node (graph.py)."""
+        if n.fn not in ("reachable", "cheapest"):
+            self.err(n.pos, f"'{n.fn}' does not take 'VAR from START ... over NEXT'",
+                     "the graph searches are reachable(s from A over NEXT) and cheapest(s from A to B over NEXT)")
+            raise Abort
+        if (n.goal is None) == (n.fn == "cheapest"):
+            self.err(n.pos, "cheapest() needs 'to GOAL': cheapest(s from A to B over NEXT)" if n.goal is None
+                     else "reachable() takes no 'to': reachable(s from A over NEXT) lists every node it reaches")
+            raise Abort
+        start, st = self.expr(n.start, scope)
+        many = T.is_list(st) or T.is_zone(st)
+        node = T.element(st) if many else st
+        if node in (T.INT, T.BOOL, T.STR):
+            self.err(n.start.pos, f"wrong type: a graph search starts from entities, not {T.describe(node)}")
+            raise Abort
+        if many:
+            start = self.seq(start, st, n.start.pos)
+        parts = [start]
+        if n.goal is not None:
+            goal, gt = self.expr(n.goal, scope)
+            parts.append(self.seq(goal, gt, n.goal.pos) if T.is_list(gt) or T.is_zone(gt) else goal)
+        inner = dict(scope)
+        inner[n.var] = node
+        step, stt = self.expr(n.step, inner)
+        if not T.iterable(stt):
+            self.err(n.step.pos, f"wrong type: 'over' must give a list of the next nodes, not {T.describe(stt)}")
+            raise Abort
+        parts.append(self.seq(step, stt, n.step.pos))
+        args = ", ".join(f"{{{i}}}" for i in range(len(parts) - 1))
+        text = f"_{'reach' if n.fn == 'reachable' else 'cheapest'}(g, {args}, lambda {local(n.var)}: {{{len(parts) - 1}}})"
+        src = self.src(text, *parts, pos=n.pos, binds=n.var, bound_from=len(parts) - 1)
+        return src, (T.list_of(node) if n.fn == "reachable" else T.ANY)
+
     # ------------------------------------------------------------ calls
     def x_Call(self, n: A.Call, scope: Scope) -> tuple[Src, Type]:
         rs = self.rs

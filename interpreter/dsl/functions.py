@@ -81,7 +81,7 @@ def _memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index:
 
 
 # what in a function's source goes through a list or may run long (see Compiler._write_functions)
-_COSTLY = ("_w(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
+_COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
            "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
 
 

@@ -14,6 +14,7 @@ from ..model import RuleFault, Ruleset
 from . import ast as A
 from . import builtins as B
 from . import types as T
+from .graph import ROUNDINGS
 from .source import Src
 from .types import Type
 
@@ -69,6 +70,8 @@ class Operators:
             self.read("all")  # the field followed is a value
         elif name == "str":
             self.read("label")
+        elif name == "divide":
+            self._check_divide(args, nodes)
         types = [t for _s, t in args]
         parts = [s for s, _t in args]
         if b.takes == B.LIST:
@@ -92,6 +95,23 @@ class Operators:
                     raise Abort
         template = b.source.replace("{*}", ", ".join(f"{{{i}}}" for i in range(len(parts))))
         return self.src(template, *parts, pos=pos), b.returns(types)
+
+    def _check_divide(self, args: list[tuple[Src, Type]], nodes: list[Any]) -> None:
+        """divide(a, b, r): numbers, and a rounding that is one of the four when written out."""
+        for (_s, t), node in zip(args[:2], nodes, strict=False):
+            if not T.compatible(T.INT, t):
+                self.err(node.pos, f"wrong type: divide() divides numbers, not {T.describe(t)}")
+                raise Abort
+        r = nodes[2] if len(nodes) == 3 else None
+        if isinstance(r, A.Str) and len(r.parts) == 1 and isinstance(r.parts[0], str) \
+                and r.parts[0] not in ROUNDINGS:
+            self.err(r.pos, f"divide(): unknown rounding '{r.parts[0]}'",
+                     did_you_mean(r.parts[0], list(ROUNDINGS)) or
+                     "the roundings are " + ", ".join(f'"{x}"' for x in ROUNDINGS))
+            raise Abort
+        elif not T.compatible(T.STR, args[2][1]):
+            self.err(nodes[2].pos, f"wrong type: divide()'s rounding is a text, not {T.describe(args[2][1])}")
+            raise Abort
 
     # ------------------------------------------------------------ operators
     def x_Unary(self, n: A.Unary, scope: Scope) -> tuple[Src, Type]:

@@ -344,6 +344,10 @@ class _AstBuilder:
     def call_query(self, meta, c):
         return A.CallQuery(_tpos(c[0]), str(c[0]), c[1])
 
+    def call_graph(self, meta, c):
+        fn, var, start, goal, step = c
+        return A.Graph(_tpos(fn), str(fn), str(var), start, goal, step)
+
     def query(self, meta, c):
         head, var, source, where = c
         return A.Query(_pos(meta), head, str(var), source, where)

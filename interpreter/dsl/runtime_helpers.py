@@ -22,6 +22,7 @@ from ..model import (
     int_fault,
     work_fault,
 )
+from . import graph
 
 MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 MAX_SUBSETS = 1 << 16  # a choice among more subsets than this is a rules bug, not a decision
@@ -196,6 +197,7 @@ def _captured(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 
 HELPERS: dict[str, Any] = {
+    "_reach": graph.reach, "_cheapest": graph.cheapest, "_divide": graph.divide,
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
