@@ -1,0 +1,61 @@
+"""Pax Romana (rulesets/pax_romana): the map's consistency and the reference tools on it.
+
+The rulebook's examples and edge cases are scenarios in tests/scenarios/pax_romana.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from interpreter import load_ruleset
+from interpreter.cli import main
+
+
+@pytest.fixture(scope="module")
+def rs():
+    return load_ruleset("pax_romana")
+
+
+def spaces(rs):
+    return {eid: e for eid, e in rs.entities.items() if e["kind"] == "space"}
+
+
+@pytest.mark.parametrize("field", ["land_links", "straits", "sea_links"])
+def test_connections_are_symmetric(rs, field):
+    sp = spaces(rs)
+    one_way = [(a, b) for a, e in sp.items() for b in e.get(field, []) if a not in sp[b].get(field, [])]
+    assert one_way == []
+
+
+def test_land_units_and_ships_use_the_right_spaces(rs):
+    sp = spaces(rs)
+    # PR 2.13: only naval units use naval transit points; only land units land transit points and passes
+    for eid, e in sp.items():
+        if e["terrain"] in ("naval_transit", "deep_sea"):
+            assert not e.get("land_links") and not e.get("straits"), eid
+        if e.get("sea_links") and e["terrain"] == "land":
+            assert e.get("port"), f"{eid} has sea connections but is no port"
+
+
+@pytest.mark.parametrize(("province", "size"), [
+    ("bruttium", 5), ("italia", 9), ("macedonia", 6), ("aquitania", 6), ("narbonensis", 5)])
+def test_provinces_have_the_sizes_the_text_gives(rs, province, size):
+    # PR 5.22 (Bruttium: 'the 5 Land Spaces'), 5.23 (Italia: 'five of the nine'; Macedonia: 'four of the
+    # six'), 5.3 (Aquitania: '4 of the 6'; Narbonensis: 'that province's 5 spaces')
+    assert sum(1 for e in spaces(rs).values() if e.get("province") == province) == size
+
+
+def test_where_finds_the_loss_rules(capsys):
+    assert main(["where", "PR 10.5", "--ruleset", "pax_romana"]) == 0
+    out = capsys.readouterr().out
+    assert "procedures/take_losses" in out and "tables/unit_bp" in out and "procedures/land_battle" in out
+
+
+def test_docs_list_the_systems_and_the_reconstructed_charts(capsys):
+    assert main(["docs", "pax_romana"]) == 0
+    out = capsys.readouterr().out
+    for name in ("controls_province", "has_loc", "land_battle", "take_losses", "attrition", "ranked_vp"):
+        assert name in out
+    recon = out[out.index("## Reconstructed data"):]
+    for name in ("manmax", "odds_shifts", "stability_range_of", "raisable"):
+        assert name in recon
