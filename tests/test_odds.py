@@ -81,3 +81,30 @@ def test_a_png_is_drawn(tmp_path):
     png = tmp_path / "odds.png"
     assert main(["odds", str(ODDS / "legion_vs_barbarian.yaml"), "--runs", "30", "--png", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_pax_romana_battle_matches_the_exact_odds(tmp_path):
+    # PR 10.51, the forces of battle example #1: 21 BP against 11 (2:1) and a better leader give
+    # Greece 3 shifts; a random bot puts k of them (0 to 3, each 1/4) on its own die and the rest
+    # against the East's. Greece wins when the East's die ends lower; the East loses Greece's die
+    # x 10% of its 11 BP, .5 rounding up (10.53).
+    def half_up(n: int, d: int) -> int:
+        return (2 * n + d) // (2 * d)
+
+    wins, east_loss = Fraction(0), Fraction(0)
+    for a in range(1, 7):
+        for d in range(1, 7):
+            for k in range(4):
+                att, dfd = a + k, max(0, d - (3 - k))
+                wins += Fraction(1, 144) * (dfd < att)
+                east_loss += Fraction(1, 144) * half_up(11 * att, 10)
+    text = (ODDS / "pax_romana_battle.yaml").read_text(encoding="utf-8").replace("bots: mcts", "bots: random")
+    path = tmp_path / "battle.yaml"
+    path.write_text(text, encoding="utf-8")
+    report = run_odds(path, runs=3000, seed=5)
+    figures = {o.name: o.summary() for o in report.outcomes}
+    assert report.scored == 3000
+    win = figures["greece_wins"]
+    assert win["low"] <= float(wins) <= win["high"], (win, float(wins))
+    loss = figures["east_loses_bp"]
+    assert loss["low"] <= float(east_loss) <= loss["high"], (loss, float(east_loss))
