@@ -91,13 +91,17 @@ def test_a_pax_romana_battle_matches_the_exact_odds(tmp_path):
     def half_up(n: int, d: int) -> int:
         return (2 * n + d) // (2 * d)
 
+    # A beaten East retreats half the time (the random bot's Retreat or Stand), its losses 10% less (10.91).
     wins, east_loss = Fraction(0), Fraction(0)
     for a in range(1, 7):
         for d in range(1, 7):
             for k in range(4):
                 att, dfd = a + k, max(0, d - (3 - k))
                 wins += Fraction(1, 144) * (dfd < att)
-                east_loss += Fraction(1, 144) * half_up(11 * att, 10)
+                if dfd < att:
+                    east_loss += Fraction(1, 288) * (half_up(11 * att, 10) + half_up(11 * (att - 1), 10))
+                else:
+                    east_loss += Fraction(1, 144) * half_up(11 * att, 10)
     text = (ODDS / "pax_romana_battle.yaml").read_text(encoding="utf-8").replace("bots: mcts", "bots: random")
     path = tmp_path / "battle.yaml"
     path.write_text(text, encoding="utf-8")
