@@ -103,7 +103,10 @@ def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: 
     if problem:
         raise LudusError([Diagnostic(smap.loc(("players",)), problem)])
 
+    started = False  # the position is ready: what fails from here on is the rules' running
+
     def prepare(game: Game) -> None:
+        nonlocal started
         if "state" in data:
             _patch_state(game, data["state"], smap)
             _check_invariants(game, smap)
@@ -111,6 +114,7 @@ def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: 
             game.state["rng"] = rng_seed
         if "start" in data:
             _start(game, data["start"], smap)
+        started = True
 
     dice = data.get("dice", []) if rng_seed is None else []
     try:
@@ -118,6 +122,13 @@ def scenario_game(data: dict[str, Any], smap: SourceMap, rs: Ruleset, rng_seed: 
     except LudusError as exc:
         if dice and "forced di" in exc.diagnostics[0].message:
             raise _at(exc, smap.loc(("dice",)), "") from None
+        if started:
+            # the rules failed on the scenario's position: say so at the scenario's start (or
+            # its first line), the rule's place following, as for a step
+            where = smap.loc(("start",)) if "start" in data else smap.loc(())
+            what = f"'{data['start']['procedure']}'" if "start" in data else "the game"
+            raise LudusError([Diagnostic(where, f"the rules failed running {what} on this position "
+                                         f"(at {exc.diagnostics[0].loc})"), *exc.diagnostics]) from None
         raise
 
 

@@ -228,3 +228,16 @@ def test_a_modifier_in_the_position_ends_with_its_signal(tmp_path):
     assert run.ok and run.game.state["modifiers"][0]["site"] == ""
     run.game.signal("round_end")
     assert run.game.state["modifiers"] == []
+
+
+def test_rules_failing_on_the_start_procedure_are_told_at_the_start(tmp_path, monkeypatch, capsys):
+    # a none where end_of_turn needs a player: the rules fail; the error names the scenario's start too
+    text = (HERE / "scenarios" / "time_of_crisis" / "mob_grows.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("args: {p: red}", "args: {p: null}"), encoding="utf-8")
+    assert "args: {p: null}" in path.read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["scenario", "s.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "s.yaml:7:8: error: the rules failed running 'end_of_turn' on this position (at " in err
+    assert "turn.yaml:" in err and "cannot take zone 'hand' of none" in err
