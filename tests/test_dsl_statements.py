@@ -275,3 +275,18 @@ def test_a_one_use_modifier_can_also_expire(tmp_path):
     """, extra=extra)
     assert game.glob["out"] == [[3, 5], 5]
     assert game.state["modifiers"] == []
+
+
+def test_a_local_declared_as_none_takes_any_later_value(tmp_path):
+    game = program(tmp_path, """
+        let best = none
+        for each x in [3, 8, 5] do
+          if best == none or x > best then
+            set best = x
+          end
+        end
+        let who = none
+        set who = players[1]
+        set out = [best, who]
+    """)
+    assert game.glob["out"] == [8, game.players[1]]

@@ -87,7 +87,8 @@ class Statements(Decisions):
             self.err(s.pos, f"'{s.name}' is a global; 'let' would hide it", f"use 'set {s.name} = ...'")
         elif s.name in self.rs.constants:
             self.err(s.pos, f"'{s.name}' is a constant; 'let' would hide it", "choose another name")
-        scope[s.name] = t
+        # `let x = none` declares a local set later: it keeps any value
+        scope[s.name] = T.ANY if t == T.NONE else t
         return self.bind(self.do(s.pos, (f"{local(s.name)} = ", value)), s.name)
 
     def s_Set(self, s: A.Set, scope: Scope) -> Stmt:
