@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from . import loadcache
+from .bundled import RULESETS_DIR, SOURCE_ROOT
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .overlay import apply_patches, merge_document
 from .yamlsource import PathKey, SourceMap, load_yaml
 
 MANIFEST = "ruleset.yaml"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = SOURCE_ROOT
 
 
 # What one load may read (see docs/security.md): a chain of 'extends' this long at most, this
@@ -34,7 +35,7 @@ MAX_LOAD_BYTES = 8 << 20
 def ruleset_dirs() -> list[Path]:
     """Folders searched for bundled rulesets: ``$LUDUS_PATH`` entries, then rulesets/."""
     dirs = [Path(p) for p in os.environ.get("LUDUS_PATH", "").split(os.pathsep) if p]
-    dirs.append(ROOT / "rulesets")
+    dirs.append(RULESETS_DIR)
     return dirs
 
 

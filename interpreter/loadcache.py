@@ -42,6 +42,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from .bundled import SCHEMA_DIR
+
 CACHE_FORMAT = 2
 _MAGIC = b"LUDUS-LOAD-CACHE 2\n"
 _MAC_LEN = 64  # hex digits of an HMAC-SHA256
@@ -61,7 +63,6 @@ _PACKAGE = Path(__file__).resolve().parent
 _ENGINE_FILES = ("loadcache.py", "loader.py", "finder.py", "builder.py", "yamlsource.py", "yamlcommon.py",
                  "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "dsl/parser.py", "dsl/lalr_direct.py",
                  "dsl/astmemo.py", "dsl/ast.py", "dsl/astdata.py", "dsl/grammar.lark")
-_SCHEMA_DIR = _PACKAGE.parent / "schemas"
 
 
 @dataclass
@@ -135,8 +136,8 @@ def engine_fingerprint() -> str:
     if _fingerprint is None:
         h = hashlib.sha256(f"ludus-cache-{CACHE_FORMAT}/{sys.version}".encode())
         files = [_PACKAGE / f for f in _ENGINE_FILES]
-        if _SCHEMA_DIR.is_dir():
-            files += sorted(_SCHEMA_DIR.glob("*.json"))
+        if SCHEMA_DIR.is_dir():
+            files += sorted(SCHEMA_DIR.glob("*.json"))
         for f in files:
             h.update(f.as_posix().encode())
             try:

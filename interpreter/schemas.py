@@ -6,9 +6,9 @@ import json
 import re
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .bundled import SCHEMA_DIR
 from .diagnostics import Diagnostic, did_you_mean
 from .yamlsource import SourceMap
 
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
 @cache
