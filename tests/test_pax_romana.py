@@ -59,3 +59,17 @@ def test_docs_list_the_systems_and_the_reconstructed_charts(capsys):
     recon = out[out.index("## Reconstructed data"):]
     for name in ("manmax", "odds_shifts", "stability_range_of", "raisable"):
         assert name in recon
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_bot_game_plays_every_game_turn_to_the_end(capsys, players):
+    assert main(["play", "pax_romana", "--players", str(players), "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    # PR 3.2: five Game-Turns (the Basic Game, 3.81), each with its phases, then the end
+    assert [line for line in out.splitlines() if line.startswith("=== Game-Turn")] == [
+        f"=== Game-Turn {n} ===" for n in range(1, 6)]
+    turn_two = out.split("=== Game-Turn 2 ===")[1].split("=== Game-Turn 3 ===")[0]
+    assert "collects" in turn_two and "draws a" in turn_two and "'s activation ---" in turn_two
+    assert "collects" not in out.split("=== Game-Turn 2 ===")[0]  # PR 3.6: no income on the first turn
+    assert "Game over: Game-Turn 5 is over: the most Victory Points wins" in out
+    assert out.count(" GOP, ") == 5 * players  # a Victory Phase every Game-Turn
