@@ -44,7 +44,8 @@ from interpreter.bots import Bot, bot_problem, make_bot  # noqa: E402
 from interpreter.loader import bundled_names  # noqa: E402
 
 # The test module holding each ruleset's invariants(game) check; an overlay uses its base's.
-INVARIANTS = {"time_of_crisis": "test_time_of_crisis", "rome_in_crisis": "test_rome_in_crisis"}
+INVARIANTS = {"time_of_crisis": "test_time_of_crisis", "rome_in_crisis": "test_rome_in_crisis",
+              "pax_romana": "test_pax_romana"}
 CUT = "cut at the deadline"
 
 

@@ -5,9 +5,12 @@ The rulebook's examples and edge cases are scenarios in tests/scenarios/pax_roma
 
 from __future__ import annotations
 
+import os
+import random
+
 import pytest
 
-from interpreter import load_ruleset
+from interpreter import Game, load_ruleset
 from interpreter.cli import main
 
 
@@ -73,3 +76,53 @@ def test_a_bot_game_plays_every_game_turn_to_the_end(capsys, players):
     assert "collects" not in out.split("=== Game-Turn 2 ===")[0]  # PR 3.6: no income on the first turn
     assert "Game over: Game-Turn 5 is over: the most Victory Points wins" in out
     assert out.count(" GOP, ") == 5 * players  # a Victory Phase every Game-Turn
+
+
+def invariants(game: Game) -> None:
+    """What every position of a Pax Romana game keeps (also run by benchmarks/sweep.py)."""
+    ents, zones = game.ents, game.zones
+    kinds: dict[str, list[str]] = {}
+    for eid, e in ents.items():
+        kinds.setdefault(e["kind"], []).append(eid)
+    # the pieces are conserved: pools only move between the map and the reserve
+    assert len(kinds["leader"]) == 40 and len(kinds["town"]) == 30 and len(kinds["tribe"]) == 30
+    placed = [eid for items in zones.values() for eid in items]
+    assert len(placed) == len(set(placed)), "an entity is in two zones"
+    for p in game.players:
+        me = ents[p]
+        assert me["talents"] >= 0, f"{p} has {me['talents']}T"  # PR 3.44: no money, no payment
+        assert -6 <= me["stability"] <= 8, f"{p} Stability {me['stability']}"  # PR 14.14
+        on_map = [x for x in kinds["leader"] if ents[x]["power"] == p and ents[x]["zone"] not in (None, "reserve")]
+        assert len(on_map) <= 2, f"{p} has leaders {on_map}"  # PR 8.11
+    for t in kinds["town"]:
+        e = ents[t]
+        if e["zone"] not in (None, "reserve"):
+            # PR 7.31, 7.33: a City holds 3-5 wall points, a Town 1-2
+            assert (3 if e["city"] else 1) <= e["walls"] <= (5 if e["city"] else 2), f"{t}: {e}"
+    between_moves = bool(game.pending) and game.pending.get("prompt", "").endswith(": Expansion")
+    for s in kinds["space"]:
+        items = zones.get(f"units@{s}", [])
+        assert sum(1 for x in items if ents[x]["kind"] == "town") <= 1, f"two towns in {s}"
+        # PR 5.11, 10.97: between moves (at an Expansion's menu) one power at most occupies a space
+        if between_moves:
+            owners = {ents[x]["power"] for x in items if ents[x]["kind"] == "town"
+                      or (ents[x]["kind"] == "unit" and ents[x]["type"] not in ("el", "gs"))}
+            assert len(owners) <= 1, f"{s} is held by {owners}"
+
+
+# CI plays 2 seeds per player count; LUDUS_PR_SEEDS=300 runs the issue's sweep.
+SEEDS = int(os.environ.get("LUDUS_PR_SEEDS", "2"))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_bots_keep_the_invariants_after_every_decision(rs, players, seed):
+    game = Game.new(rs, players, seed)
+    rand = random.Random(seed)
+    decisions = 0
+    while not game.over and decisions < 5000:
+        p = game.deciders()[0]
+        game.apply(rand.randrange(len(game.choices(p))), p)
+        invariants(game)
+        decisions += 1
+    assert game.over and game.result["reason"].startswith("Game-Turn 5 is over")
