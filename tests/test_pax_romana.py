@@ -1,6 +1,7 @@
-"""Pax Romana (rulesets/pax_romana): the map's consistency and the reference tools on it.
+"""Pax Romana (rulesets/pax_romana): the map's consistency, the reference tools, whole games and their invariants.
 
-The rulebook's examples and edge cases are scenarios in tests/scenarios/pax_romana.
+The rulebook's examples and edge cases are scenarios in tests/scenarios/pax_romana; what the text says
+of the map is tested in test_pax_romana_map.py.
 """
 
 from __future__ import annotations
@@ -38,14 +39,6 @@ def test_land_units_and_ships_use_the_right_spaces(rs):
             assert not e.get("land_links") and not e.get("straits"), eid
         if e.get("sea_links") and e["terrain"] == "land":
             assert e.get("port"), f"{eid} has sea connections but is no port"
-
-
-@pytest.mark.parametrize(("province", "size"), [
-    ("bruttium", 5), ("italia", 9), ("macedonia", 6), ("aquitania", 6), ("narbonensis", 5)])
-def test_provinces_have_the_sizes_the_text_gives(rs, province, size):
-    # PR 5.22 (Bruttium: 'the 5 Land Spaces'), 5.23 (Italia: 'five of the nine'; Macedonia: 'four of the
-    # six'), 5.3 (Aquitania: '4 of the 6'; Narbonensis: 'that province's 5 spaces')
-    assert sum(1 for e in spaces(rs).values() if e.get("province") == province) == size
 
 
 def test_where_finds_the_loss_rules(capsys):
