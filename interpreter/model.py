@@ -45,6 +45,9 @@ LIMITS: dict[str, tuple[int, int, int]] = {
 CALL_WORK = 10
 # The memo slot of a function with nothing remembered yet (shared, never written: see Game.memos).
 NO_MEMO: dict = {}
+# Results of constant functions (those reading only fields no rule sets) outlive decisions: at
+# most this many are kept in all, so that a long game cannot fill the memory with them.
+MAX_KEPT_RESULTS = 100_000
 # Procedure calls (frames) and function calls nest at most this deep.
 MAX_CALL_DEPTH = 200
 
@@ -297,6 +300,11 @@ class Ruleset:
     memo_count: int = 0
     memo_readers: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
     memo_always: tuple[int, ...] = ()
+    # The memos a decision forgets (Game.changed): all but those of functions that read only
+    # fields no rule sets (the map, printed values), which hold for the whole game.
+    memo_volatile: tuple[int, ...] = ()
+    memo_constant: tuple[int, ...] = ()  # the others: shared by a game's copies (Views._share_constants)
+    fields_written: set[str] = field(default_factory=set)  # the fields some rule sets (set/increase/decrease)
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
     # What games of this ruleset work out alike, kept as they are first needed by any game:
     # whether a zone (by key) is visible to a player (None: a spectator), and the entities of

@@ -234,6 +234,7 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
     if diags:
         raise LudusError(diags)
     game._kind_index = None
+    game.forget_all()  # the patch may have changed the fields rules never set
 
 
 def _modifier(game: Game, spec: dict[str, Any], smap: SourceMap, path: tuple,

@@ -121,6 +121,7 @@ class Statements(Decisions):
         assert isinstance(target_attr, A.Attr)
         obj, ot = x.expr(target_attr.obj, scope)
         fname = target_attr.name
+        self.rs.fields_written.add(fname)
         if T.is_ent(ot) and T.kind_of(ot) != "*":
             kind_def = self.rs.kinds[T.kind_of(ot)]
             if fname in kind_def.procs:

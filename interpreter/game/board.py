@@ -161,7 +161,7 @@ class Board(GameBase):
         for f in kdef.fields.values():
             rec[f.name] = _initial(f)
         rec.update(fields)
-        self.changed()
+        self.forget_all()
         self.ents[eid] = rec
         if self._own_ents is not None:
             self._own_ents.add(eid)
@@ -188,7 +188,7 @@ class Board(GameBase):
             self.zones.pop(f"{zname}@{eid}", None)
         del self.ents[eid]
         self._kind_index = None
-        self.changed()
+        self.forget_all()
 
     def kind_ids(self, kind: str) -> list[str]:
         """Every entity of ``kind``, in the order the entities were made."""

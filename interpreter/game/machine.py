@@ -143,9 +143,9 @@ class Machine(GameBase):
             stack[-1]["locals"][fr["ret"]] = value
         if fr["proc"] == "setup" and self._after_setup is not None and len(stack) == 1:
             hook, self._after_setup = self._after_setup, None
-            self.changed()
+            self.forget_all()
             hook(cast("Game", self))  # a Machine is always a part of a Game
-            self.changed()  # the hook edits the state directly
+            self.forget_all()  # the hook edits the state directly
 
     # ================================================================ budget
     def spend(self, n: int) -> None:

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from ..diagnostics import Loc
-from ..model import MAX_STR, RuleFault
+from ..model import MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
 from .base import GameBase
 
 
@@ -18,14 +18,30 @@ class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
 
     def changed(self) -> None:
-        """Forget every remembered function result (``memos``): the state may have changed anywhere.
+        """Forget remembered function results (``memos``): the state may have changed anywhere.
 
-        Creating or destroying an entity, a change of modifiers and every decision (the state
-        may have been edited from outside) call it; other changes forget less (below).
+        A change of modifiers and every decision (the state may have been edited from outside)
+        call it; other changes forget less (below). The results of functions that read only
+        fields no rule sets (a map's connections, printed values) are kept: those fields are
+        the game's constants, and a caller who edits one between decisions calls
+        :meth:`forget_all`.
         """
-        for m in self.memos:
-            if m:
-                m.clear()
+        memos = self.memos
+        for i in self.rs.memo_volatile:
+            if memos[i]:
+                memos[i].clear()
+        # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
+        # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
+        if sum(len(memos[i]) for i in self.rs.memo_constant) > MAX_KEPT_RESULTS:
+            self.forget_all()
+
+    def forget_all(self) -> None:
+        """Forget every remembered function result: entities were made or destroyed (so
+        ``every KIND`` may differ), or the state was edited from outside the rules.
+
+        The slots are replaced, not emptied: a copy of this game may share the dicts of
+        constant functions (Views._share_constants), which stay right for it."""
+        self.memos = [NO_MEMO] * self.rs.memo_count
 
     def changed_field(self, name: str) -> None:
         """Forget the results of the functions that read a field called ``name`` (or that read

@@ -152,6 +152,7 @@ class Views(GameBase):
         game = Game(self.rs, st)
         game._own_ents, game._own_zones = set(hidden_ents), set(hidden)
         game.atomic = False
+        self._share_constants(game)
         return game
 
     def copy(self) -> Game:
@@ -161,7 +162,16 @@ class Views(GameBase):
         game = Game(self.rs, self._shared())
         game._own_ents, game._own_zones = set(), set()
         game.atomic = False
+        self._share_constants(game)
         return game
+
+    def _share_constants(self, game: Game) -> None:
+        """Let a copy or a sample use the remembered results of constant functions (they read
+        only fields no rule sets, the same in both games): a bot's look-ahead then does not
+        work out the map again. Neither game ever empties a shared dict (see forget_all)."""
+        mine, theirs = self.memos, game.memos
+        for i in self.rs.memo_constant:
+            theirs[i] = mine[i]
 
     def _visible(self, key: str, player: str | None) -> bool:
         known = self.rs.zone_visibility

@@ -1,0 +1,70 @@
+"""Remembered function results: a decision forgets them, except those of functions that read
+only fields no rule sets (a game's constants: a map's connections, printed values)."""
+
+from __future__ import annotations
+
+from rulekit import load
+
+from interpreter import Game
+
+RULES = """
+functions:
+  a_printed_total:
+    source: T 1
+    returns: int
+    expr: sum(c.value for c in every card)
+  b_scores:
+    source: T 1
+    returns: int
+    expr: sum(p.score for p in players)
+procedures:
+  main:
+    source: T 2
+    do: |
+      repeat
+        choose x from [1, 2] by players[0] prompt "total {a_printed_total()}, scores {b_scores()}"
+        increase players[0].score by x
+      until players[0].score >= 6
+"""
+
+
+def test_results_that_read_only_unwritten_fields_outlive_a_decision(tmp_path):
+    rs = load(tmp_path, {"rules.yaml": RULES})
+    assert rs.memo_count == 2 and rs.memo_volatile == (1,)  # b_scores reads 'score', which main sets
+    game = Game.new(rs, 2, 1)
+    assert game.pending["prompt"] == "total 6, scores 0"
+    assert game.memos[0] and game.memos[1]
+    game.apply(1, "red")
+    assert game.pending["prompt"] == "total 6, scores 2"  # the score was forgotten and computed again
+    assert game.memos[0] == {(): 6}  # the printed total was kept
+
+
+def test_an_edit_from_outside_is_seen_after_forget_all(tmp_path):
+    game = Game.new(load(tmp_path, {"rules.yaml": RULES}), 2, 1)
+    game.ents["ace"]["value"] = 10  # a caller editing a constant between decisions ...
+    game.forget_all()  # ... says so
+    game.apply(0, "red")
+    assert game.pending["prompt"] == "total 15, scores 1"
+
+
+def test_making_an_entity_forgets_everything(tmp_path):
+    rules = RULES.replace("        increase players[0].score by x\n",
+                          "        increase players[0].score by x\n        create card in pile with value = 4\n")
+    game = Game.new(load(tmp_path, {"rules.yaml": rules}), 2, 1)
+    game.apply(0, "red")
+    assert game.pending["prompt"] == "total 10, scores 1"  # 'every card' holds the new one
+
+
+def test_kept_results_are_bounded_over_a_game(tmp_path, monkeypatch):
+    import interpreter.game.values as values
+
+    rules = RULES.replace("sum(c.value for c in every card)", "sum(c.value + n for c in every card)").replace(
+        "  a_printed_total:\n    source: T 1\n", "  a_printed_total:\n    source: T 1\n    params: {n: int}\n").replace(
+        "total {a_printed_total()}", "total {a_printed_total(players[0].score)}")
+    monkeypatch.setattr(values, "MAX_KEPT_RESULTS", 2)
+    game = Game.new(load(tmp_path, {"rules.yaml": rules}), 2, 1)
+    sizes = []
+    while not game.over:
+        game.apply(0, "red")
+        sizes.append(len(game.memos[0]))
+    assert max(sizes) <= 3 and len(sizes) == 6  # one more result each decision, then started again
