@@ -82,8 +82,8 @@ def _memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index:
     constant = {name for name, i in index.items()
                 if all(f[0] == "field" and f[1] != "zone" and f[1] not in rs.fields_written
                        for f in reads.get(name, {("all",)}) if f[0] != "call")}
-    rs.memo_volatile = tuple(i for name, i in sorted(index.items(), key=lambda kv: kv[1]) if name not in constant)
     rs.memo_constant = tuple(sorted(index[name] for name in constant))
+    rs.memo_volatile = tuple(sorted(i for name, i in index.items() if name not in constant))
     rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
 
 
