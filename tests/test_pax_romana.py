@@ -78,14 +78,15 @@ def invariants(game: Game) -> None:
     for eid, e in ents.items():
         kinds.setdefault(e["kind"], []).append(eid)
     # the pieces are conserved: pools only move between the map and the reserve
-    assert len(kinds["leader"]) == 40 and len(kinds["town"]) == 30 and len(kinds["tribe"]) == 30
+    own_leaders = [x for x in kinds["leader"] if ents[x].get("band") is None]
+    assert len(own_leaders) == 40 and len(kinds["town"]) == 30 and len(kinds["tribe"]) == 30
     placed = [eid for items in zones.values() for eid in items]
     assert len(placed) == len(set(placed)), "an entity is in two zones"
     for p in game.players:
         me = ents[p]
         assert me["talents"] >= 0, f"{p} has {me['talents']}T"  # PR 3.44: no money, no payment
         assert -6 <= me["stability"] <= 8, f"{p} Stability {me['stability']}"  # PR 14.14
-        on_map = [x for x in kinds["leader"] if ents[x]["power"] == p and ents[x]["zone"] not in (None, "reserve")]
+        on_map = [x for x in own_leaders if ents[x]["power"] == p and ents[x]["zone"] not in (None, "reserve")]
         assert len(on_map) <= 2, f"{p} has leaders {on_map}"  # PR 8.11
     for t in kinds["town"]:
         e = ents[t]
@@ -98,9 +99,19 @@ def invariants(game: Game) -> None:
         assert sum(1 for x in items if ents[x]["kind"] == "town") <= 1, f"two towns in {s}"
         # PR 5.11, 10.97: between moves (at an Expansion's menu) one power at most occupies a space
         if between_moves:
-            owners = {ents[x]["power"] for x in items if ents[x]["kind"] == "town"
-                      or (ents[x]["kind"] == "unit" and ents[x]["type"] not in ("el", "gs"))}
+            land = [x for x in items if ents[x]["kind"] == "unit" and ents[x]["type"] not in ("el", "gs")]
+            owners = {ents[x]["power"] for x in land}
             assert len(owners) <= 1, f"{s} is held by {owners}"
+            # PR 12.73, 13.37: slaves and barbarians leave a town they enter to its owner
+            if not any(ents[x].get("band") for x in land):
+                owners |= {ents[x]["power"] for x in items if ents[x]["kind"] == "town"}
+                assert len(owners) <= 1, f"{s} is held by {owners}"
+        for x in items:
+            e = ents[x]
+            if e["kind"] == "unit" and e.get("band") in ("sof", "invaders"):
+                assert e["power"] is not None, f"{x} in {s} fights for no one"  # PR 12.42, 13.42
+            if e["kind"] == "unit" and e.get("band") == "slaves":
+                assert e["power"] is None, f"{x} in {s}: slaves serve no one"  # PR 12.71
 
 
 # CI plays 2 seeds per player count; LUDUS_PR_SEEDS=300 runs the sweep.
