@@ -27,12 +27,17 @@ class Session:
         self.arrivals: list[tuple[float, str]] = []
         self.versions: dict[str, int] = {}
         self.published = asyncio.Event()
+        self.logs: list[str] = []
 
         @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _published(params: lsp.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = list(params.diagnostics)
             self.arrivals.append((time.perf_counter(), params.uri))
             self.published.set()
+
+        @self.client.feature(lsp.WINDOW_LOG_MESSAGE)
+        def _logged(params: lsp.LogMessageParams) -> None:
+            self.logs.append(params.message)
 
     async def start(self, *env_args: str) -> None:
         await self.client.start_io(sys.executable, "-m", "interpreter", "lsp", *env_args)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -115,10 +116,15 @@ class LudusServer(LanguageServer):
         unsaved = self.unsaved() if dirty else {}
         for manifest in sorted(dirty):
             try:
+                start = time.perf_counter()
                 checked = self.checks.check(manifest, unsaved)
                 good = self.checks.last_good.get(manifest)
                 self.indexes[manifest] = SymbolIndex(checked, good.ruleset if good else None)
                 self.publish(manifest, checked.diagnostics)
+                # the editor's log of the server (its output panel): what was checked, how fast
+                self.window_log_message(lsp.LogMessageParams(
+                    lsp.MessageType.Log, f"checked {manifest.parent.name}: {len(checked.diagnostics)} "
+                    f"diagnostic(s) in {(time.perf_counter() - start) * 1000:.0f} ms"))
             except Exception:  # never let one ruleset's trouble stop the server
                 log.exception("checking %s failed", manifest)
 
