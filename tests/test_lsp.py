@@ -170,3 +170,31 @@ def test_an_overlays_broken_patch_is_reported_in_the_overlay_and_a_base_error_in
         assert s.diagnostics[uri] == []
 
     run(toc, body)
+
+
+# ---------------------------------------------------------------- the loader over unsaved texts (in process)
+def test_unsaved_texts_are_read_in_place_of_the_files_and_bypass_the_load_cache(toc):
+    from interpreter.diagnostics import LudusError
+    from interpreter.loader import load_ruleset
+    from interpreter.yamlsource import unsaved_texts
+
+    folder = toc / "time_of_crisis"
+    load_ruleset(folder)  # a valid load: now in the cache (LUDUS_CACHE is the fixture's)
+    senate = folder / "senate.yaml"
+    broken = senate.read_text().replace("decrease actor.senate by spent", "decrease actor.senate by spnt")
+    with unsaved_texts({str(senate): broken}), pytest.raises(LudusError) as exc:
+        load_ruleset(folder)  # the cache's entry matches the disk, not the editor's text
+    assert "unknown name 'spnt'" in str(exc.value)
+    load_ruleset(folder)  # outside the block, the disk again
+
+
+def test_an_unsaved_text_meets_the_same_size_limit_as_a_file(toc):
+    from interpreter.loader import check_ruleset
+    from interpreter.yamlsource import MAX_FILE_BYTES, unsaved_texts
+
+    folder = toc / "time_of_crisis"
+    huge = "# " + "x" * MAX_FILE_BYTES + "\n"
+    with unsaved_texts({str(folder / "senate.yaml"): huge}):
+        checked = check_ruleset((folder / "ruleset.yaml").resolve())
+    assert checked.ruleset is None
+    assert [d.message for d in checked.diagnostics] == [f"file too large: more than {MAX_FILE_BYTES:,} bytes"]
