@@ -151,13 +151,14 @@ class Checked:
     partial: Ruleset | None = None  # the ruleset as far as it was built (names and types), if it got that far
 
 
-def check_ruleset(manifest_path: Path, memo: AstMemo | None = None) -> Checked:
+def check_ruleset(manifest_path: Path, memo: AstMemo | None = None, setup: str | None = None) -> Checked:
     """Run every check of a full load and keep what was built, even when a stage fails.
 
     For editors: the document (ids and their places) is kept for hover and completion while a
     file has errors. ``memo`` remembers parsed rules texts from one check to the next, so that
-    only the texts that changed are parsed again. Never uses the load cache's entries (the
-    files an editor holds may differ from the disk); never raises :class:`LudusError`.
+    only the texts that changed are parsed again. ``setup``: check the ruleset with that named
+    set-up's patches applied (as `ludus validate` does for each). Never uses the load cache's
+    entries (the files an editor holds may differ from the disk); never raises :class:`LudusError`.
     """
     from .schemas import validate
     collecting = gc.isenabled()
@@ -168,11 +169,14 @@ def check_ruleset(manifest_path: Path, memo: AstMemo | None = None) -> Checked:
         doc = out.document = load_document(manifest_path, diags)
         if diags:
             return out
+        if setup is not None:
+            _apply_setup(doc, manifest_path, setup, diags)
         validate("rules", doc.data, doc.smap, diags)
         if diags:
             return out
         path, manifest, _msmap = doc.manifests[-1]
         rs = out.partial = _new_ruleset(doc, path, manifest)
+        rs.setup = setup
         _check_players(rs, doc, diags)
         with memoized(memo):
             RulesetBuilder(rs, doc, diags).build()

@@ -172,6 +172,55 @@ def test_an_overlays_broken_patch_is_reported_in_the_overlay_and_a_base_error_in
     run(toc, body)
 
 
+def test_a_broken_set_up_is_reported_on_open_like_validate_does(toc):
+    setup = toc / "time_of_crisis" / "setup.yaml"
+    text = setup.read_text()
+    line, col = find(text, "after: starting_provinces")
+
+    async def body(s: Session) -> None:
+        uri = s.open(setup, text.replace("after: starting_provinces", "after: starting_provincez"))
+        await s.wait_for(lambda: s.diagnostics.get(uri))
+        [d] = s.diagnostics[uri]
+        assert "starting_provincez" in d.message and d.range.start.line == line
+
+    run(toc, body)
+
+
+def test_a_garbage_manifest_and_a_stray_file_get_answers_not_a_crash(toc):
+    manifest = toc / "time_of_crisis" / "ruleset.yaml"
+    stray = toc / "notes.yaml"
+    stray.write_text("just: [some, yaml]\n")
+
+    async def body(s: Session) -> None:
+        uri = s.open(manifest, "ruleset: [\n\x00")
+        await s.wait_for(lambda: s.diagnostics.get(uri))
+        assert s.diagnostics[uri][0].range.start.line <= 1
+        s.open(stray)
+        assert await s.hover(stray, 0, 1) is None
+        assert await s.complete(stray, 0, 1) == []
+        s.replace_all(manifest, manifest.read_text())
+        await s.wait_for(lambda: s.diagnostics.get(uri) == [])
+
+    run(toc, body)
+
+
+def test_hover_on_a_field_after_a_dot_shows_the_field_of_that_kind(toc):
+    combat = toc / "time_of_crisis" / "combat.yaml"
+    line, col = find(combat.read_text(), "r.garrison]")
+
+    async def body(s: Session) -> None:
+        s.open(combat)
+        hover = await s.hover(combat, line, col + 3)
+        assert hover is not None and hover.contents.value.startswith("**zone** `region.garrison` — holds ")
+        [loc] = await s.definition(combat, line, col + 3)
+        assert loc.uri == (toc / "time_of_crisis" / "components.yaml").as_uri()
+        support_line, support_col = find(combat.read_text(), "r.support")
+        hover = await s.hover(combat, support_line, support_col + 3)
+        assert hover is not None and hover.contents.value.startswith("**field** `region.support`: int")
+
+    run(toc, body)
+
+
 # ---------------------------------------------------------------- the loader over unsaved texts (in process)
 def test_unsaved_texts_are_read_in_place_of_the_files_and_bypass_the_load_cache(toc):
     from interpreter.diagnostics import LudusError

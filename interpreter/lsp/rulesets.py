@@ -71,6 +71,8 @@ class RulesetChecks:
         self.last_good: dict[Path, Checked] = {}  # manifest -> its last check that built a ruleset
         self.memo = AstMemo()
         self._seeded: set[Path] = set()
+        # what the last check of each ruleset's set-ups found (they are checked on open and save)
+        self.setup_diagnostics: dict[Path, list[Diagnostic]] = {}
 
     def manifests_reading(self, path: Path) -> list[Path]:
         """The rulesets a change of ``path`` can change: its own, and every checked one that read it
@@ -81,14 +83,25 @@ class RulesetChecks:
             found.insert(0, own)
         return found
 
-    def check(self, manifest: Path, unsaved: Mapping[str, str]) -> Checked:
-        """Check one ruleset over the editor's texts; never raises (an engine fault is a diagnostic)."""
+    def check(self, manifest: Path, unsaved: Mapping[str, str], setups: bool = False) -> Checked:
+        """Check one ruleset over the editor's texts; never raises (an engine fault is a diagnostic).
+
+        ``setups``: when the ruleset is valid, check it with each of its named set-ups too, as
+        `ludus validate` does (their diagnostics are added to the result).
+        """
         self._seed(manifest)
         if len(self.memo.entries) > MAX_MEMO_ENTRIES:
             self.memo = AstMemo()
         try:
             with unsaved_texts(unsaved):
                 checked = check_ruleset(manifest, self.memo)
+                if setups:
+                    found: list[Diagnostic] = []
+                    for name in checked.ruleset.setups if checked.ruleset is not None else ():
+                        found.extend(check_ruleset(manifest, self.memo, name).diagnostics)
+                    self.setup_diagnostics[manifest] = found
+                if checked.ruleset is not None:  # kept from the last open or save until the next
+                    checked.diagnostics.extend(self.setup_diagnostics.get(manifest, []))
         except RecursionError:
             checked = Checked([Diagnostic(Loc(str(manifest), 1, 1), "the ruleset nests too deeply to check",
                                           "run 'ludus validate' on it for the full report")])
@@ -98,7 +111,7 @@ class RulesetChecks:
                                           "run 'ludus validate' on it; please report this")])
         self.results[manifest] = checked
         self.reads[manifest] = files_read(checked, manifest)
-        if checked.ruleset is not None:
+        if checked.ruleset is not None and not checked.diagnostics:
             self.last_good[manifest] = checked
         return checked
 

@@ -73,6 +73,7 @@ class LudusServer(LanguageServer):
         self.dirty: set[Path] = set()
         self.published: dict[Path, dict[str, list[lsp.Diagnostic]]] = {}  # manifest -> uri -> diagnostics
         self._timer: asyncio.TimerHandle | None = None
+        self.with_setups: set[Path] = set()  # rulesets whose next check covers their set-ups
 
     # ------------------------------------------------------------------ texts
     def unsaved(self) -> dict[str, str]:
@@ -96,12 +97,19 @@ class LudusServer(LanguageServer):
             return ""
 
     # ------------------------------------------------------------------ checks
-    def touched(self, uri: str) -> None:
-        """A file was opened or changed: check the rulesets that read it, once the editor pauses."""
+    def touched(self, uri: str, setups: bool = False) -> None:
+        """A file was opened or changed: check the rulesets that read it, once the editor pauses.
+
+        ``setups`` (on open and save, not on every keystroke: each set-up is one more check):
+        check the rulesets' named set-ups too.
+        """
         path = path_of(uri)
         if path is None:
             return
-        self.dirty.update(self.checks.manifests_reading(path))
+        manifests = self.checks.manifests_reading(path)
+        self.dirty.update(manifests)
+        if setups:
+            self.with_setups.update(manifests)
         if self._timer is not None:
             self._timer.cancel()
         try:
@@ -113,11 +121,12 @@ class LudusServer(LanguageServer):
         """Check every ruleset marked, and publish what changed."""
         self._timer = None
         dirty, self.dirty = self.dirty, set()
+        setups, self.with_setups = self.with_setups & dirty, self.with_setups - dirty
         unsaved = self.unsaved() if dirty else {}
         for manifest in sorted(dirty):
             try:
                 start = time.perf_counter()
-                checked = self.checks.check(manifest, unsaved)
+                checked = self.checks.check(manifest, unsaved, setups=manifest in setups)
                 good = self.checks.last_good.get(manifest)
                 self.indexes[manifest] = SymbolIndex(checked, good.ruleset if good else None)
                 self.publish(manifest, checked.diagnostics)
@@ -211,7 +220,7 @@ SERVER = LudusServer()
 
 @SERVER.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: LudusServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    ls.touched(params.text_document.uri)
+    ls.touched(params.text_document.uri, setups=True)
 
 
 @SERVER.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -221,7 +230,7 @@ def did_change(ls: LudusServer, params: lsp.DidChangeTextDocumentParams) -> None
 
 @SERVER.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: LudusServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    ls.touched(params.text_document.uri)
+    ls.touched(params.text_document.uri, setups=True)
 
 
 @SERVER.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)

@@ -88,6 +88,9 @@ class SymbolIndex:
                 d = Definition(str(name), section, loc, entry)
                 self.defs.setdefault(d.name, []).append(d)
                 self.by_file.setdefault(loc.file, []).append((loc.line, d))
+                if section == "zones" and isinstance(entry, dict) and isinstance(entry.get("per"), str):
+                    # read as x.NAME of an entity x of that kind, like a field
+                    self.fields.setdefault(d.name, []).append(Definition(d.name, section, loc, entry, entry["per"]))
                 if section == "kinds" and isinstance(entry, dict) and isinstance(entry.get("fields"), dict):
                     for fname, fentry in entry["fields"].items():
                         floc = keys.get((section, name, "fields", fname)) or loc
@@ -193,6 +196,8 @@ class SymbolIndex:
         entry = d.entry if isinstance(d.entry, dict) else {}
         if d.section == "fields":
             lines[0] = f"**field** `{d.owner}.{d.name}`: {self._field_detail(d)}"
+        elif d.owner:
+            lines[0] = f"**{d.what}** `{d.owner}.{d.name}`" + (f" — {detail}" if detail else "")
         if "source" in entry:
             lines.append(f"source: `{entry['source']}`")
         if "note" in entry:
