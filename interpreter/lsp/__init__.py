@@ -10,6 +10,6 @@ The modules, each with one job:
 - :mod:`.convert` — the engine's located diagnostics as LSP ranges, and "did you mean" fixes;
 - :mod:`.server` — the pygls server wiring them to the protocol.
 
-Only :mod:`.server` imports pygls; the others are plain Python over the engine's own data, so
-they can be tested and reused without it.
+Only :mod:`.server` imports pygls, and :mod:`.convert` the protocol's types (lsprotocol); the
+others are plain Python over the engine's own data, so they can be tested and reused without them.
 """
