@@ -310,6 +310,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ schema / new / lsp
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .scaffold import schema_names, schema_text, write_schemas
+
+    if args.write:
+        for path in write_schemas(Path(args.write), [args.name] if args.name else None):
+            _out(str(path))
+    elif args.name:
+        _out(schema_text(args.name).rstrip("\n"))
+    else:
+        for name in schema_names():
+            _out(name)
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from .scaffold import new_ruleset
+
+    folder = Path(args.folder)
+    written = new_ruleset(folder, args.extends)
+    what = f"an overlay on {args.extends}" if args.extends else "a new ruleset"
+    _out(f"{folder}: {what}, {len(written)} files written")
+    _out(f"next: ludus validate {folder} && ludus scenario {folder / 'scenarios' / 'first.yaml'}")
+    return 0
+
+
+def cmd_lsp(args: argparse.Namespace) -> int:
+    try:
+        from .lsp.server import serve
+    except ImportError as exc:
+        raise LudusError([_arg_diag(f"the language server needs pygls ({exc.name or exc} is not installed)",
+                                    "install it with: pip install 'ludus[lsp]'")]) from None
+    serve()
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ludus", description="Ludus: a declarative rules interpreter for historical board games. "
@@ -431,6 +467,28 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="a fast, rough run (a few seconds)")
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
     b.set_defaults(func=cmd_bench)
+
+    sc = sub.add_parser("schema", help="print or write the JSON Schemas of ruleset, scenario, state and log files",
+                        description="With no NAME, list the schemas; with NAME, print that schema; with --write DIR, "
+                        "write them (all, or NAME) into DIR, for an editor's YAML language server. See docs/editor.md.")
+    sc.add_argument("name", nargs="?", metavar="NAME")
+    sc.add_argument("--write", metavar="DIR", help="write the schemas into DIR (made if missing)")
+    sc.set_defaults(func=cmd_schema)
+
+    nw = sub.add_parser("new", help="make a new ruleset (or an overlay) that validates and runs at once",
+                        description="Write a small working ruleset into FOLDER (new or empty): ruleset.yaml, "
+                        "rules.yaml, README.md, a scenario, and the JSON Schemas the files' modelines point at. "
+                        "With --extends NAME, an overlay on that ruleset instead. See docs/editor.md.")
+    nw.add_argument("folder", metavar="RULESET_DIR")
+    nw.add_argument("--extends", metavar="RULESET", help="make an overlay on this ruleset (a name or a folder)")
+    nw.set_defaults(func=cmd_new)
+
+    ls = sub.add_parser("lsp", help="run the language server for ruleset files (over stdio; needs ludus[lsp])",
+                        description="A Language Server Protocol server on stdin/stdout: diagnostics as you type, "
+                        "hover, go to definition, references, completion and quick fixes in ruleset files. "
+                        "Started by an editor, not by hand. See docs/editor.md.")
+    ls.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
+    ls.set_defaults(func=cmd_lsp)
     return p
 
 

@@ -18,7 +18,7 @@ from . import loadcache
 from .bundled import RULESETS_DIR, SOURCE_ROOT
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .overlay import apply_patches, merge_document
-from .yamlsource import PathKey, SourceMap, load_yaml
+from .yamlsource import PathKey, SourceMap, load_yaml, unsaved_bytes
 
 MANIFEST = "ruleset.yaml"
 ROOT = SOURCE_ROOT
@@ -145,7 +145,11 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _size(path: Path) -> int:
-    """The size of a file in bytes (0 when it cannot be seen: reading it later says why)."""
+    """The size of a file in bytes (0 when it cannot be seen: reading it later says why); of the
+    text an editor holds for it, if any (what the load will read)."""
+    unsaved = unsaved_bytes(path)
+    if unsaved is not None:
+        return len(unsaved)
     try:
         return path.stat().st_size
     except (OSError, ValueError):

@@ -13,6 +13,7 @@ import gc
 import hashlib
 import json
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +37,13 @@ from .finder import (
 from .model import LIMITS, Ruleset
 from .overlay import apply_patches
 from .yamlcommon import SplicedOrigin
-from .yamlsource import SourceMap
+from .yamlsource import SourceMap, has_unsaved
 
 # load_ruleset and last_load, and the names of finding and building that callers import from here.
 __all__ = [
     "ENGINE_FORMAT", "MANIFEST", "MAX_EXTENDS", "MAX_FILES", "MAX_LOAD_BYTES", "NAMESPACE_SECTIONS", "ROOT",
     "SECTIONS", "Document", "RuleTexts", "RulesetBuilder", "bundled_names", "find_ruleset", "find_ruleset_from",
-    "last_load", "load_document", "load_ruleset", "ruleset_dirs",
+    "Checked", "check_ruleset", "last_load", "load_document", "load_ruleset", "ruleset_dirs",
 ]
 
 ENGINE_FORMAT = "ludus-1"
@@ -84,7 +85,8 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
     global _LAST
     start = time.perf_counter()
     manifest_path = find_ruleset(str(spec))
-    where = loadcache.cache_dir(cache)
+    # The cache knows the files on disk: an editor's unsaved texts must be read and checked.
+    where = None if has_unsaved() else loadcache.cache_dir(cache)
     info = loadcache.LoadInfo(str(manifest_path), "off" if where is None else "miss")
     _LAST = info
     folder = None
@@ -137,6 +139,56 @@ def _cold(manifest_path: Path, record: bool, setup: str | None = None) -> tuple[
     if diags:
         raise LudusError(diags)
     return rs, trace, snapshot, memo
+
+
+@dataclass
+class Checked:
+    """What :func:`check_ruleset` found: every diagnostic, and what could be built despite them."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    document: Document | None = None  # the merged document, if the manifests could be read
+    ruleset: Ruleset | None = None  # the ruleset, if no check failed
+    partial: Ruleset | None = None  # the ruleset as far as it was built (names and types), if it got that far
+
+
+def check_ruleset(manifest_path: Path, memo: AstMemo | None = None, setup: str | None = None) -> Checked:
+    """Run every check of a full load and keep what was built, even when a stage fails.
+
+    For editors: the document (ids and their places) is kept for hover and completion while a
+    file has errors. ``memo`` remembers parsed rules texts from one check to the next, so that
+    only the texts that changed are parsed again. ``setup``: check the ruleset with that named
+    set-up's patches applied (as `ludus validate` does for each). Never uses the load cache's
+    entries (the files an editor holds may differ from the disk); never raises :class:`LudusError`.
+    """
+    from .schemas import validate
+    collecting = gc.isenabled()
+    gc.disable()
+    out = Checked()
+    diags = out.diagnostics
+    try:
+        doc = out.document = load_document(manifest_path, diags)
+        if diags:
+            return out
+        if setup is not None:
+            _apply_setup(doc, manifest_path, setup, diags)
+        validate("rules", doc.data, doc.smap, diags)
+        if diags:
+            return out
+        path, manifest, _msmap = doc.manifests[-1]
+        rs = out.partial = _new_ruleset(doc, path, manifest)
+        rs.setup = setup
+        _check_players(rs, doc, diags)
+        with memoized(memo):
+            RulesetBuilder(rs, doc, diags).build()
+        if not diags:
+            out.ruleset = rs
+    except LudusError as exc:
+        if exc.diagnostics is not diags:  # a stage may raise the very list it filled
+            diags.extend(exc.diagnostics)
+    finally:
+        if collecting:
+            gc.enable()
+    return out
 
 
 def _apply_setup(doc: Document, manifest_path: Path, setup: str, diags: list[Diagnostic]) -> None:

@@ -14,7 +14,10 @@ positions' types, the limits and the wording both readers share are in
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -48,7 +51,45 @@ if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
 __all__ = ["FULL_READER_BYTES", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_INT_DIGITS", "CharPlaces", "PathKey",
-           "SourceMap", "TextOrigin", "load_yaml", "load_yaml_text"]
+           "SourceMap", "TextOrigin", "load_yaml", "load_yaml_text", "has_unsaved", "unsaved_bytes", "unsaved_texts"]
+
+
+# Texts an editor holds and has not saved, by resolved path: read instead of the file's bytes.
+_UNSAVED: contextvars.ContextVar[Mapping[str, bytes] | None] = contextvars.ContextVar("ludus_unsaved", default=None)
+
+
+@contextmanager
+def unsaved_texts(texts: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, :func:`load_yaml` reads these texts (by file path) instead of the files.
+
+    For an editor (the language server): a file open in it is checked as it reads there. Only
+    what a load reads anyway is replaced — which files a ruleset may read, and every limit on
+    their size, are decided exactly as without it (see docs/security.md).
+    """
+    resolved = {_resolved(path): text.encode("utf-8") for path, text in texts.items()}
+    token = _UNSAVED.set(resolved)
+    try:
+        yield
+    finally:
+        _UNSAVED.reset(token)
+
+
+def _resolved(path: Path | str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return str(path)
+
+
+def has_unsaved() -> bool:
+    """Whether a :func:`unsaved_texts` block is active (then no load may use or fill the load cache)."""
+    return bool(_UNSAVED.get())
+
+
+def unsaved_bytes(path: Path | str) -> bytes | None:
+    """The unsaved text of ``path`` as UTF-8 bytes, if an editor gave one (:func:`unsaved_texts`)."""
+    texts = _UNSAVED.get()
+    return None if not texts else texts.get(_resolved(path))
 
 
 _RUAMEL: Any = None
@@ -135,9 +176,13 @@ def load_yaml(path: Path | str, root: PathKey = (), missing_hint: str = "check t
     than :data:`MAX_FILE_BYTES` is refused before it is parsed.
     """
     p = Path(path)
+    unsaved = unsaved_bytes(p)
     try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)  # never more: a device or a growing file cannot flood memory
+        if unsaved is not None:
+            raw = unsaved
+        else:
+            with p.open("rb") as f:
+                raw = f.read(MAX_FILE_BYTES + 1)  # never more: a device or a growing file cannot flood memory
         if len(raw) > MAX_FILE_BYTES:
             raise _too_big(str(p))
         # the same text read_text() gives: UTF-8 with universal newlines
