@@ -93,6 +93,13 @@ def invariants(game: Game) -> None:
         if e["zone"] not in (None, "reserve"):
             # PR 7.31, 7.33: a City holds 3-5 wall points, a Town 1-2
             assert (3 if e["city"] else 1) <= e["walls"] <= (5 if e["city"] else 2), f"{t}: {e}"
+    if "event_card" in kinds:  # the Advanced Game's deck: PR 17.1, 17.14
+        cards = kinds["event_card"]
+        assert len(cards) == 55
+        assert all(ents[c]["zone"] is not None for c in cards), "a card left the game's zones"
+        for p in game.players:
+            hand = zones.get(f"card_hand@{p}", [])
+            assert sum(1 for c in hand if ents[c]["hold"]) <= 4, f"{p} holds {hand}"  # 3, and a 4th before a discard
     between_moves = bool(game.pending) and game.pending.get("prompt", "").endswith(": Expansion")
     for s in kinds["space"]:
         items = zones.get(f"units@{s}", [])
@@ -118,10 +125,16 @@ def invariants(game: Game) -> None:
 SEEDS = int(os.environ.get("LUDUS_PR_SEEDS", "2"))
 
 
+@pytest.fixture(scope="module")
+def advanced():
+    return load_ruleset("pax_romana_advanced")
+
+
+@pytest.mark.parametrize("game_kind", ["standard", "advanced"])
 @pytest.mark.parametrize("players", [2, 3, 4])
 @pytest.mark.parametrize("seed", range(SEEDS))
-def test_random_bots_keep_the_invariants_after_every_decision(rs, players, seed):
-    game = Game.new(rs, players, seed)
+def test_random_bots_keep_the_invariants_after_every_decision(rs, advanced, game_kind, players, seed):
+    game = Game.new(rs if game_kind == "standard" else advanced, players, seed)
     rand = random.Random(seed)
     decisions = 0
     while not game.over and decisions < 5000:
