@@ -86,7 +86,8 @@ def invariants(game: Game) -> None:
         me = ents[p]
         assert me["talents"] >= 0, f"{p} has {me['talents']}T"  # PR 3.44: no money, no payment
         assert -6 <= me["stability"] <= 8, f"{p} Stability {me['stability']}"  # PR 14.14
-        on_map = [x for x in own_leaders if ents[x]["power"] == p and ents[x]["zone"] not in (None, "reserve")]
+        # the leader cup holds those being drawn (8.12, the Dictator's three: 12.47), not on the map
+        on_map = [x for x in own_leaders if ents[x]["power"] == p and ents[x]["zone"] not in (None, "reserve", "leader_cup")]
         assert len(on_map) <= 2, f"{p} has leaders {on_map}"  # PR 8.11
     for t in kinds["town"]:
         e = ents[t]
