@@ -79,7 +79,7 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         # per remembering function, each emptied when something it reads changes (see changed).
         # A game starts with none (copies are made by the thousand for bots): each slot holds
         # the shared NO_MEMO, never written, until the function remembers a first result.
-        self.memos: list[dict[tuple, Any]] = [NO_MEMO] * self.rs.memo_count
+        self.memos: list[dict[Any, Any]] = [NO_MEMO] * self.rs.memo_count
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then

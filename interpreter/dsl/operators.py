@@ -210,6 +210,8 @@ class Operators:
             return self.src(f"({{0}} {neg}in _w(g, {{1}}))", a, self.seq(b, tb, n.right.pos), pos=n.pos), T.BOOL
         if op in ("==", "!="):
             const = constant(n.right, scope)
+            if const is None:  # values are plain data: only none equals none, and 'is' needs no call
+                return self.src(f"({{0}} {'is' if op == '==' else 'is not'} None)", a, pos=n.pos), T.BOOL
             if const is not NOT_CONSTANT:
                 return self.src(f"({{0}} {op} {self.k(const)})", a, pos=n.pos), T.BOOL
             if T.is_list(ta) or T.is_list(tb):  # lists compare item by item: work

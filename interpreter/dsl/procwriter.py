@@ -288,24 +288,32 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
             return w
         key = gen.const(fname)
         w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
-        w.line(1, f"key = ({args},)" if params else "key = ()")
+        # one argument is its own key: a 1-tuple would be built and hashed at every call, and
+        # two arguments are equal exactly when their 1-tuples are
+        w.line(1, f"key = {args}" if len(params) == 1 else f"key = ({args},)" if params else "key = ()")
         w.line(1, f"memo = g.memos[{memo}]")
+        # get() with a sentinel, not memo[key]: about half the calls of a hot function miss
+        # (the memo is emptied at every change), and a raised KeyError costs more than get()
         w.line(1, "try:")
-        w.line(2, "return memo[key]")
-        w.line(1, "except KeyError:")
-        w.line(2, "pass")
+        w.line(2, "value = memo.get(key, _MISS)")
         w.line(1, "except TypeError:")  # a list argument cannot be remembered
-        w.line(2, "key = None")
-        # a call not answered from the memo is work (see model.CALL_WORK)
-        w.line(1, f"g.work += {work}")
-        w.line(1, "if g.work > g.work_budget: _wf(g)")
-        w.line(1, f"if g.depth >= {depth}: _deep({key}, {depth})")
-        w.line(1, "g.depth += 1")
+        w.line(2, "memo = None")
+        w.line(1, "else:")
+        w.line(2, "if value is not _MISS:")
+        w.line(3, "return value")
+        # a call not answered from the memo is work (see model.CALL_WORK); the counters are
+        # read once each (this runs for every call that misses)
+        w.line(1, f"wk = g.work + {work}")
+        w.line(1, "g.work = wk")
+        w.line(1, "if wk > g.work_budget: _wf(g)")
+        w.line(1, "dp = g.depth")
+        w.line(1, f"if dp >= {depth}: _deep({key}, {depth})")
+        w.line(1, "g.depth = dp + 1")
         w.line(1, "try:")
         w.line(2, "value = ", body, loc=body.loc)
         w.line(1, "finally:")
         w.line(2, "g.depth -= 1")
-        w.line(1, "if key is not None:")
+        w.line(1, "if memo is not None:")
         w.line(2, "if memo is _NO_MEMO:")  # the first result it remembers in this game
         w.line(3, f"memo = g.memos[{memo}] = {{}}")
         w.line(2, "memo[key] = value")

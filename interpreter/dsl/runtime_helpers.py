@@ -45,6 +45,9 @@ def _table(g: Any, table: Any, *keys: Any) -> Any:
     return row
 
 
+_MISS = object()  # what a memo's get() answers when it holds no result: no rules value is this object
+
+
 def _first(s: Any) -> Any:
     return s[0] if s else None
 
@@ -130,9 +133,12 @@ def equal_lists(g: Any, a: Any, b: Any) -> bool:
 
 
 def _cat(g: Any, a: Any, b: Any) -> list:
-    if len(a) + len(b) > MAX_LIST:
-        raise checked_size_error(len(a) + len(b), None)
-    g.spend(len(a) + len(b))
+    n = len(a) + len(b)
+    if n > MAX_LIST:
+        raise checked_size_error(n, None)
+    g.spend(n)
+    if a.__class__ is list and b.__class__ is list:  # the usual case: one new list, no copies first
+        return a + b
     return list(a) + list(b)
 
 
@@ -201,5 +207,5 @@ HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
-    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_MISS": _MISS, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }

@@ -65,8 +65,9 @@ class GameBase:
     work: int
     work_budget: int
     steps: int
-    memos: list[dict[tuple, Any]]
-    """Remembered results of functions, by ``(function name, *arguments)``.
+    memos: list[dict[Any, Any]]
+    """Remembered results of functions: one dict per remembering function, keyed by its
+    arguments (their tuple; a function of one argument by that argument itself).
 
     Functions are pure (they read only their arguments and the state), so a result holds
     until the state changes; ``changed()`` empties it. The generated functions of the rules

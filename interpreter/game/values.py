@@ -61,7 +61,9 @@ class Values(GameBase):
     def _forget(self, fact: tuple[str, ...]) -> None:
         memos = self.memos
         for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
-            memos[i].clear()
+            m = memos[i]
+            if m:  # most are empty (or the shared NO_MEMO) already: a call per entity moved adds up
+                m.clear()
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""
