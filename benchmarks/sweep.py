@@ -66,6 +66,7 @@ class Outcome(NamedTuple):
     decisions: int
     rounds: float
     seconds: float
+    winners: tuple[str, ...] = ()  # the bot kind of each seat that won (a shared win counts for each)
 
 
 _LOADED: dict[str, tuple[Any, Callable[[Game], None] | None]] = {}
@@ -99,9 +100,9 @@ def play(job: Job) -> Outcome:
     start = time.perf_counter()
     decisions = 0
 
-    def out(reason: str, rounds: float = 0.0) -> Outcome:
+    def out(reason: str, rounds: float = 0.0, winners: tuple[str, ...] = ()) -> Outcome:
         return Outcome(job.ruleset, job.players, job.seed, job.bots, reason, decisions, rounds,
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, winners)
 
     try:
         if job.ruleset not in _LOADED:
@@ -127,7 +128,9 @@ def play(job: Job) -> Outcome:
     except Exception as exc:  # reported, not hidden: the sweep counts errors
         return out(f"ERROR {type(exc).__name__}: {str(exc)[:200]}")
     rounds = float(rs.scoring.rounds(game, {})) if rs.scoring.rounds else 0.0
-    return out(game.result["reason"] if game.result else "not over", rounds)
+    won = set(game.result.get("winners", [])) if game.result else set()
+    kinds = tuple(kind for p, kind in zip(game.players, job.bots, strict=True) if p in won)
+    return out(game.result["reason"] if game.result else "not over", rounds, kinds)
 
 
 def _seat_kinds(kinds: list[str], players: int, game_number: int) -> tuple[str, ...]:
@@ -191,6 +194,20 @@ def _report(results: list[Outcome], names: list[str], args: argparse.Namespace) 
                       f"median {statistics.median(rounds):.0f}, p90 {q[-1]:.0f}, max {max(rounds):.0f}")
                 print(f"  decisions per game: mean {statistics.mean(r.decisions for r in ok):.0f}; "
                       f"seconds per game (with the checks): {statistics.mean(r.seconds for r in ok):.2f}")
+            _report_wins(ok)
+
+
+def _report_wins(ok: list[Outcome]) -> None:
+    """With more than one kind of bot: how often each kind won, against its share of the seats."""
+    kinds = sorted({k for r in ok for k in r.bots})
+    if len(kinds) < 2 or not ok:
+        return
+    for kind in kinds:
+        games = [r for r in ok if kind in r.bots]
+        wins = sum(kind in r.winners for r in games)
+        fair = statistics.mean(r.bots.count(kind) / len(r.bots) for r in games)
+        print(f"  {kind}: won {wins} of the {len(games)} games it played ({100 * wins / len(games):.1f}%; "
+              f"its share of the seats: {100 * fair:.1f}%)")
 
 
 def main() -> int:
