@@ -142,14 +142,14 @@ def _jobs(args: argparse.Namespace, names: list[str], kinds: list[str]) -> Itera
     if not args.minutes:
         for name in names:
             for n in args.players:
-                for seed in range(args.games):
+                for seed in range(args.first_seed, args.first_seed + args.games):
                     yield Job(name, n, seed, _seat_kinds(kinds, n, seed), 0.0)
         return
     share = 60 * args.minutes / len(names)
     start = time.time()
     for i, name in enumerate(names):
         deadline = start + share * (i + 1)
-        for seed in itertools.count():
+        for seed in itertools.count(args.first_seed):
             if time.time() > deadline:
                 break
             for n in args.players:
@@ -219,6 +219,8 @@ def main() -> int:
                     help="bot of each seat in turn, rotating by one seat per game (default random)")
     ap.add_argument("--players", type=int, nargs="+", default=[2, 3, 4])
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--first-seed", type=int, default=0, metavar="S",
+                    help="seeds from S on (default 0): to add games to an earlier run without repeating them")
     args = ap.parse_args()
     names = bundled_names() if args.ruleset == ["all"] else args.ruleset
     unknown = [n for n in names if n not in bundled_names()]
