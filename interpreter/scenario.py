@@ -20,7 +20,7 @@ from .dsl.compiler import Compiler
 from .dsl.parser import DslSyntaxError, parse_expr
 from .loader import find_ruleset, load_ruleset
 from .matchers import check_offered, nearest_label, parse_matchers
-from .model import MAX_INT, MAX_LIST, MAX_STR, RuleFault, Ruleset
+from .model import MAX_INT, MAX_LIST, MAX_STR, PLAYER_KIND, RuleFault, Ruleset
 from .runtime import Game, IllegalChoice
 from .schemas import schema, validate
 from .yamlsource import SourceMap, load_yaml
@@ -188,12 +188,18 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
             diags.append(Diagnostic(smap.loc(("state", "globals", name), key=True), f"unknown global '{name}'"))
         elif _fits(game, rs.globals[name].type, value, smap, ("state", "globals", name), diags):
             game.glob[name] = value
+    made: set[str] = set()
     for eid, fields in (patch.get("entities") or {}).items():
         path = ("state", "entities", eid)
         if eid not in game.ents:
-            diags.append(Diagnostic(smap.loc(path, key=True), f"unknown entity '{eid}'"))
-            continue
+            problem = _create(game, eid, fields)
+            if problem:
+                diags.append(Diagnostic(smap.loc(path, key=True), problem))
+                continue
+            made.add(eid)
         for fname, value in (fields or {}).items():
+            if fname == "kind" and eid in made:
+                continue
             if fname == "zone":
                 problem = _unplaceable(game, eid, value, set()) if value is not None else "an entity's zone " \
                     "cannot be set to nothing here"
@@ -235,6 +241,25 @@ def _patch_state(game: Game, patch: dict[str, Any], smap: SourceMap) -> None:
         raise LudusError(diags)
     game._kind_index = None
     game.forget_all()  # the patch may have changed the fields rules never set
+
+
+def _create(game: Game, eid: Any, fields: Any) -> str:
+    """Make entity ``eid`` that the patch names with a ``kind``, as ``create`` would; a problem, or ''.
+
+    A position with pieces the rules make as they go (armies raised, units bought) is written
+    by naming them: ``leg_1: {kind: unit, type: legionarii, zone: troops@red_caesar}``.
+    """
+    kind = fields.get("kind") if isinstance(fields, dict) else None
+    if kind is None:
+        return f"unknown entity '{eid}' (to make a new one, give its kind: {{kind: KIND, ...}})"
+    if not isinstance(kind, str) or kind not in game.rs.kinds or kind == PLAYER_KIND:
+        known = ", ".join(k for k in game.rs.kinds if k != PLAYER_KIND)
+        return f"cannot make '{eid}': '{kind}' is not a kind of the ruleset (one of: {known})"
+    try:
+        game.create(kind, {}, None, None, called=str(eid))
+    except RuleFault as exc:
+        return exc.message
+    return ""
 
 
 def _modifier(game: Game, spec: dict[str, Any], smap: SourceMap, path: tuple,
