@@ -79,6 +79,7 @@ class GameBase:
     players: list[str]
     _procs: dict[str, Procedure]
     _after_setup: Callable[[Game], None] | None
+    on_signal: Callable[[Game, str], None] | None
     depth: int
     _kind_index: dict[str, list[str]] | None
     _own_ents: set[str] | None
