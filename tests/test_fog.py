@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from rulekit import program
 
 from interpreter import Game, load_ruleset
 from interpreter.cli import main
 from interpreter.diagnostics import LudusError
-from rulekit import program
 
 ROOT = Path(__file__).resolve().parent.parent
 SCOUTS = ROOT / "tests" / "fog" / "scouts"

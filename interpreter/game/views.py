@@ -91,19 +91,20 @@ class Views(GameBase):
         zones: dict[str, Any] = {}
         hidden: set[str] = set()
         sight = Sight(self, player) if self.rs.fog else None
-        if sight is not None and sight.all:
-            sight = None
-        for key, items in st["zones"].items():
-            if sight is not None and not sight.zone(key):
-                hidden.update(items)
-            elif self._visible(key, player):
-                zones[key] = list(items) if sight is None else [e for e in items if sight.entity(e)]
-            else:
-                zones[key] = {"hidden": len(items) if sight is None else sum(map(sight.entity, items))}
-                hidden.update(items)
-        out["zones"] = zones
-        out["entities"] = {e: r for e, r in st["entities"].items()  # copied below if asked
-                           if e not in hidden and (sight is None or sight.entity(e))}
+        if sight is not None and not sight.all:
+            self._fogged(sight, zones, hidden)
+            out["zones"] = zones
+            out["entities"] = {e: r for e, r in st["entities"].items()  # copied below if asked
+                               if e not in hidden and sight.entity(e)}
+        else:  # no fog of war: the plain loop (most games, and the bots' every look)
+            for key, items in st["zones"].items():
+                if self._visible(key, player):
+                    zones[key] = list(items)
+                else:
+                    zones[key] = {"hidden": len(items)}
+                    hidden.update(items)
+            out["zones"] = zones
+            out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
         p = st["pending"]
         if p is None:
             out["pending"] = None
@@ -116,6 +117,18 @@ class Views(GameBase):
         else:
             out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
         return _copy(out) if copy else out
+
+    def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
+        """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
+        a seen one lists (or, hidden, counts) only the entities seen."""
+        for key, items in self.state["zones"].items():
+            if not sight.zone(key):
+                hidden.update(items)
+            elif self._visible(key, sight.player):
+                zones[key] = [e for e in items if sight.entity(e)]
+            else:
+                zones[key] = {"hidden": sum(map(sight.entity, items))}
+                hidden.update(items)
 
     def sample(self, player: str, seed: int) -> Game:
         """A copy of the game as ``player`` might imagine it: for bots that look ahead.
