@@ -35,8 +35,7 @@ def new_game(rs, seed: int = 3) -> Game:
 
 def put(game: Game, patrol: str, place: str) -> None:
     """Move a patrol by hand (as a scenario's state patch would)."""
-    game.ents[patrol]["at"] = place
-    game.forget_all()
+    game.move(patrol, f"ground@{place}", False, None)
 
 
 # ---------------------------------------------------------------- views
@@ -47,7 +46,8 @@ def test_a_view_leaves_out_unseen_entities_and_zones(rs):
     assert {"n_foot", "n_horse", "s_horse"} <= ents  # its own patrols, and the enemy next to the Ford
     assert "s_foot" not in ents  # in the south camp, out of sight
     assert not ents & SOUTH_MEN  # no enemy soldier: its ranks are unseen
-    assert set(view["zones"]) == {"ranks@n_foot", "ranks@n_horse"}  # not even the size of the others
+    assert {k for k in view["zones"] if k.startswith("ranks")} == {"ranks@n_foot", "ranks@n_horse"}  # no size
+    assert view["zones"]["ground@camp_s"] == [] and view["zones"]["ground@hill"] == ["s_horse"]
     assert view["zones"]["ranks@n_foot"] == ["n_foot_men_1", "n_foot_men_2"]
 
 
@@ -55,7 +55,8 @@ def test_a_spectator_sees_no_fog_limited_entity_and_an_umpire_everything(rs):
     game = new_game(rs)
     spectator = game.view(None)
     assert not {e for e, r in spectator["entities"].items() if r["kind"] in ("patrol", "soldier")}
-    assert spectator["zones"] == {}
+    assert set(spectator["zones"]) == {f"ground@{p}" for p in ("camp_n", "ford", "wood", "hill", "camp_s")}
+    assert not any(spectator["zones"].values())  # the places are there, empty
     umpire = game.view("umpire")  # a name that is no seat of the game sees everything
     assert set(umpire["entities"]) == set(game.ents)
     assert umpire["zones"] == game.zones
@@ -98,6 +99,8 @@ def test_a_sample_takes_unseen_entities_out_of_their_zones(rs):
     assert sample.zones["ranks@s_foot"] == [] and sample.zones["ranks@s_horse"] == []
     assert all(sample.ents[e]["zone"] is None for e in SOUTH_MEN)
     assert sample.zones["ranks@n_foot"] == ["n_foot_men_1", "n_foot_men_2"]  # its own are where they are
+    assert sample.zones["ground@camp_s"] == [] and sample.ents["s_foot"]["zone"] is None  # off the map
+    assert sample.zones["ground@hill"] == ["s_horse"]  # seen: where it is
     assert game.zones["ranks@s_foot"] == ["s_foot_men_1", "s_foot_men_2", "s_foot_men_3"]  # the game is untouched
     assert all(game.ents[e]["zone"] is not None for e in SOUTH_MEN)
     assert game.sample("umpire", 7).zones == game.zones
@@ -276,7 +279,7 @@ def test_visible_to_with_an_unknown_name_is_located(tmp_path):
 
 def test_a_zone_visible_to_reads_its_owner(tmp_path):
     out = broken(tmp_path, "visible_to: it.owner == me or beside(me, it)", "visible_to: it.links == []")
-    assert "components.yaml:30:20: error: patrol has no field or zone 'links'" in out
+    assert "components.yaml:33:20: error: patrol has no field or zone 'links'" in out
 
 
 def test_a_single_zone_cannot_have_visible_to(tmp_path):
