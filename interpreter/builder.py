@@ -28,6 +28,7 @@ from .model import (
     PointDef,
     Procedure,
     ProcField,
+    ReportDef,
     Ruleset,
     ZoneDef,
     type_default,
@@ -159,6 +160,9 @@ class RulesetBuilder(ValueChecks):
                 if val not in (None, "*") and val not in rs.kinds:
                     self.err(("zones", name, key), f"unknown kind '{val}'", did_you_mean(str(val), rs.kinds))
             vis = spec.get("visibility", "public")
+            if "visible_to" in spec and per is None:
+                self.err(("zones", name, "visible_to"), "only a zone 'per: KIND' can be visible to some players",
+                         "give the zone a 'per:' kind, or give 'visible_to' to the kind of what it holds", key=True)
             if vis == "owner" and per != PLAYER_KIND:
                 self.err(("zones", name, "visibility"), "only zones 'per: player' can be visible to their owner",
                          "use public or hidden")
@@ -393,9 +397,44 @@ class RuleTexts:
             if fn is not None:
                 rs.status[name] = (str(spec.get("label", name.replace("_", " "))), fn)
         rs.setups = {name: str(spec.get("title", name)) for name, spec in self.section("setups").items()}
+        self.fog(player)
         c.check_signals()
         rs.signals = set(c.signals)
+        self.report(player)
         c.finish()
+
+    def fog(self, player: T.Type) -> None:
+        """Fog of war: each 'visible_to' of a kind or of a zone per entity, a condition of 'me'
+        (the player looking) and 'it' (the entity, or the zone's owner)."""
+        rs, c = self.rs, self.compiler
+        for name, spec in self.section("kinds").items():
+            if "visible_to" in (spec or {}) and name in rs.kinds:
+                text, origin = self.text(("kinds", name, "visible_to"))
+                rs.kinds[name].visible_to, _ = c.expression(text, origin, {"me": player, "it": T.ent(name)}, T.BOOL,
+                                                            f"who sees a {name} ('visible_to')")
+                rs.fog = True
+        for name, spec in self.section("zones").items():
+            z = rs.zones.get(name)
+            if "visible_to" in (spec or {}) and z is not None and z.per in rs.kinds:
+                text, origin = self.text(("zones", name, "visible_to"))
+                z.visible_to, _ = c.expression(text, origin, {"me": player, "it": T.ent(z.per)}, T.BOOL,
+                                               f"who sees the zone '{name}' ('visible_to')")
+                rs.fog = True
+
+    def report(self, player: T.Type) -> None:
+        """The 'report:' entry: the signal that ends each section, and its title (a template)."""
+        spec = self.data.get("report")
+        if not isinstance(spec, dict):
+            return
+        every = str(spec.get("every", ""))
+        if every not in self.rs.signals:
+            self.err(("report", "every"), f"no rule signals '{every}', so no report would ever end",
+                     did_you_mean(every, self.rs.signals) or f"add 'signal {every}' where a report ends")
+        title = None
+        if "title" in spec:
+            text, origin = self.text(("report", "title"))
+            title = self.compiler.template(text, origin, {"me": player, "number": T.INT})
+        self.rs.report = ReportDef(every, title)
 
 
 def _get(data: Any, path: PathKey) -> Any:

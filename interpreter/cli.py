@@ -398,6 +398,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after decision N and show the position (with --json: as JSON)")
     r.set_defaults(func=cmd_replay)
 
+    from .report import add_parser as add_report  # its own module: the command is mostly its code
+
+    add_report(sub, _whole)
+
     s = sub.add_parser("scenario", help="run a scenario file and check its expectations",
                        description="Run a scenario (a position, choices with forced dice, expectations); prints the "
                        "resulting state. Exit 1 with a readable difference if an expectation fails.")

@@ -18,16 +18,17 @@ def entries(rs: Ruleset) -> list[tuple[str, str, dict[str, Any]]]:
     for sec in ENTRY_SECTIONS:
         for eid, spec in (rs.data.get(sec) or {}).items():
             out.append((sec, eid, spec or {}))
-    if rs.data.get("scoring"):
-        out.append(("scoring", "scoring", rs.data["scoring"]))
+    for single in ("scoring", "report"):  # one entry each, not a mapping of ids
+        if rs.data.get(single):
+            out.append((single, single, rs.data[single]))
     for i, patch in enumerate(rs.data.get("patches") or []):
         out.append(("patches", f"{patch.get('op')} {patch.get('path')}", patch | {"_index": i}))
     return out
 
 
 def _loc(rs: Ruleset, sec: str, eid: str, spec: dict[str, Any]) -> str:
-    if sec == "scoring":
-        return str(rs.smap.loc(("scoring",), key=True))
+    if sec in ("scoring", "report"):
+        return str(rs.smap.loc((sec,), key=True))
     if sec == "patches":
         return str(rs.smap.loc(("patches", spec["_index"])))
     return str(rs.smap.loc((sec, eid), key=True))

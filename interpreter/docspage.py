@@ -192,7 +192,7 @@ def blocks(rs: Ruleset, base: Ruleset | None = None) -> list[Block]:
     if len(rs.chain) > 1:
         out.append(Block("p", "Built on: " + " -> ".join(Path(p).parent.name for p in rs.chain)))
     sections = [s for s in TITLES if rs.data.get(s)]
-    sections += [s for s in rs.data if s not in TITLES and s not in ("patches", "scoring") and isinstance(rs.data[s], dict)]
+    sections += [s for s in rs.data if s not in TITLES and s not in ("patches", "scoring", "report") and isinstance(rs.data[s], dict)]
     for sec in sections:
         out.append(Block("h2", TITLES.get(sec, sec.replace("_", " ").capitalize())))
         if sec == "entities":
@@ -209,6 +209,11 @@ def blocks(rs: Ruleset, base: Ruleset | None = None) -> list[Block]:
         scoring = rs.data["scoring"]
         out.append(Block("entry", "scoring", place=place(rs, ("scoring",)), source=str(scoring.get("source", ""))))
         _generic(rs, "scoring", scoring, out)
+    if isinstance(rs.data.get("report"), dict):  # one entry, like scoring
+        out.append(Block("h2", "Report"))
+        report = rs.data["report"]
+        out.append(Block("entry", "report", place=place(rs, ("report",)), source=str(report.get("source", ""))))
+        _generic(rs, "report", report, out)
     _changes(rs, base, out)
     return out
 

@@ -125,7 +125,13 @@ def valid_entry(e: Any) -> bool:
         return False
     kind = e.get("type")
     if kind == "text":
-        return len(e) == 2 and type(e.get("text")) is str
+        if type(e.get("text")) is not str:
+            return False
+        if len(e) == 2:
+            return True
+        to = e.get("to")
+        return (len(e) == 3 and type(to) is list and len(to) <= MAX_PLAYERS and len(set(map(str, to))) == len(to)
+                and all(type(p) is str and len(p) <= MAX_NAME for p in to))
     if kind == "choice":
         dice = e.get("dice", [])
         index = e.get("index")
@@ -348,11 +354,19 @@ def log_start(path: Path, entries: list[tuple[int, dict[str, Any]]], ruleset: st
         if entry["type"] in ("header", "state"):
             raise LudusError([Diagnostic(Loc(str(path), n, 1), f"a {entry['type']} line in the middle of a log",
                                          "a log has one header, then (if it began from a position) one state line")])
+        stranger = next((p for p in entry.get("to", ()) if p not in header["players"]), None) \
+            if entry["type"] == "text" else None
+        if stranger is not None:
+            raise LudusError([Diagnostic(Loc(str(path), n, 1), f"a text line told to {_brief(stranger)}, "
+                                         "who has no seat in this game",
+                                         "'to' lists seats of the header's players: "
+                                         + ", ".join(header["players"]))])
     return LogStart(header, at_header, rs, state)
 
 
-def begin(start: LogStart, path: Path, line: int) -> Game:
-    """The game a log's header (and state line) begins, before its first choice."""
+def begin(start: LogStart, path: Path, line: int, on_signal: Callable[[Game, str], None] | None = None) -> Game:
+    """The game a log's header (and state line) begins, before its first choice (``on_signal``:
+    see ``Game.on_signal``)."""
     rs, header = start.rs, start.header
     if start.state is not None:
         try:
@@ -361,8 +375,9 @@ def begin(start: LogStart, path: Path, line: int) -> Game:
             raise LudusError([Diagnostic(Loc(str(path), line, 1), f"the log's starting position: "
                                          f"{exc.diagnostics[0].message}")]) from None
         game.log = [dict(header), {"type": "state", "state": copy_plain(start.state)}]
+        game.on_signal = on_signal
     else:
-        game = Game.new(rs, len(header["players"]), header["seed"])
+        game = Game.new(rs, len(header["players"]), header["seed"], on_signal=on_signal)
         game.log[0] = dict(header)  # the optional parts too (seats, setup)
     if game.state["players"] != header["players"]:
         raise LudusError([Diagnostic(start.at_header, "the log's seats do not match the ruleset's seats")])
@@ -371,7 +386,7 @@ def begin(start: LogStart, path: Path, line: int) -> Game:
 
 def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
            before_choice: Callable[[Game, dict[str, Any]], None] | None = None, partial: bool = False,
-           history: History | None = None) -> Game:
+           history: History | None = None, on_signal: Callable[[Game, str], None] | None = None) -> Game:
     """Re-run a log and check that it reproduces exactly; returns the game at its end.
 
     The log is compared with what the rules produce as the replay goes, so a log that
@@ -381,11 +396,12 @@ def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
     follow the game they will continue). ``partial``: the log may stop anywhere (a game
     stopped while its log was written), the game then goes on from there. ``history``:
     make the choices through it, so that the last ones may be undone as the game goes on.
+    ``on_signal(game, name)``: called at every ``signal`` of the rules as they replay.
     """
     p = Path(path)
     entries, _ = kept_entries(read_log(p), str(p))
     start = log_start(p, entries, ruleset)
-    game = begin(start, p, entries[1][0] if start.state is not None else entries[0][0])
+    game = begin(start, p, entries[1][0] if start.state is not None else entries[0][0], on_signal)
     choices = [k for k, (_, e) in enumerate(entries) if e["type"] == "choice"]
     if to is not None and to < len(choices):
         entries = entries[:choices[to]]  # up to the line before choice number to + 1

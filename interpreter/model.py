@@ -132,6 +132,9 @@ class ZoneDef:
     visibility: str  # public | owner | hidden
     holds: str = "*"  # the kind of entity it holds, or '*'
     source: str = ""
+    # Fog of war ('visible_to:', a zone per entity only): whether player 'me' sees the zone of
+    # entity 'it' (see game/fog.py); None: whoever sees its owner sees it.
+    visible_to: ExprFn | None = None
 
     def key(self, owner: str | None) -> str:
         return self.name if owner is None else f"{self.name}@{owner}"
@@ -156,6 +159,8 @@ class KindDef:
     zones: dict[str, ZoneDef] = field(default_factory=dict)
     label: str | None = None  # field used as the display name
     source: str = ""
+    # Fog of war ('visible_to:'): whether player 'me' sees entity 'it' of this kind (game/fog.py).
+    visible_to: ExprFn | None = None
 
 
 @dataclass
@@ -254,6 +259,14 @@ class Scoring:
 
 
 @dataclass
+class ReportDef:
+    """The ``report:`` entry: a section of a player's report ends at each ``signal EVERY``."""
+
+    every: str
+    title: ExprFn | None = None  # a template of 'me' and 'number' (the section's, from 1)
+
+
+@dataclass
 class Ruleset:
     """Everything needed to run a game; immutable once loaded."""
 
@@ -289,6 +302,10 @@ class Ruleset:
     # the lines of a player's status (the 'status' section): id -> (label, expression of 'me')
     status: dict[str, tuple[str, ExprFn]] = field(default_factory=dict)
     setups: dict[str, str] = field(default_factory=dict)  # named set-ups: name -> title
+    # Fog of war: some kind or zone declares 'visible_to' (views, samples and status filter
+    # entities then; without it they cost nothing more).
+    fog: bool = False
+    report: ReportDef | None = None  # the 'report:' entry (ludus report)
     setup: str | None = None  # the set-up this ruleset was loaded with (load_ruleset(setup=...))
     default_players: int = 0  # the usual count (manifest players: default; else min): a scenario's default
     step_budget: int = LIMITS["steps"][1]

@@ -258,6 +258,9 @@ class PlayOutput:
     dice: bool = False
     seen: int = 0
     styled: Any = None  # a rich Console for a person at a terminal (None: plain text)
+    # The human seats at this terminal: a text told to some players ('log E to P') is shown
+    # only if one of them is told it, or one is no player (an umpire); with none, all of it.
+    humans: list[str] = field(default_factory=list)
 
     def narrate(self, game: Game) -> None:
         log = game.log
@@ -266,10 +269,22 @@ class PlayOutput:
             if self.quiet:
                 continue
             if entry["type"] == "text":
+                if "to" in entry and not told(entry, self.humans, game.players):
+                    continue
                 self.out(entry["text"])
             elif entry["type"] == "dice" and self.dice:
                 self.out("  dice: " + " ".join(str(v) for v in entry["values"]))
         self.seen = len(log)
+
+
+def told(entry: dict[str, Any], humans: list[str], players: list[str]) -> bool:
+    """Whether a text entry is shown to the people at a terminal with these human seats: a
+    public text always; one told to some players if a human seat is one of them or is no
+    player (an umpire), or if no seat is human (a spectator watching bots sees everything)."""
+    to = entry.get("to")
+    if to is None or not humans:
+        return True
+    return any(h in to or h not in players for h in humans)
 
 
 def prompt_of(game: Game, player: str) -> str:
@@ -290,6 +305,7 @@ def play_table(table: Table, io: PlayOutput, stdin: IO[str], max_decisions: int)
     if table.log is not None:
         table.log.sync(game.log)
     io.seen = table.told
+    io.humans = table.humans
     io.narrate(game)
     decisions = 0
     while not game.over:
@@ -322,11 +338,17 @@ def play_table(table: Table, io: PlayOutput, stdin: IO[str], max_decisions: int)
         if table.log is not None:
             table.log.sync(game.log)
         if not io.quiet:
-            shown = "(secret)" if secret and table.humans and player not in table.humans else label
+            unseen = secret or game.rs.fog  # under fog of war another player's orders are his own
+            shown = "(secret)" if unseen and _hidden_from(table.humans, player, game.players) else label
             io.out(f"  {game.label_of(player)} > {shown}")
         io.narrate(game)
     score_table(game, io.out)
     return 0
+
+
+def _hidden_from(humans: list[str], player: str, players: list[str]) -> bool:
+    """Whether a choice of ``player`` is kept from the human seats: they are players, he is not one of them."""
+    return bool(humans) and player not in humans and all(h in players for h in humans)
 
 
 def _undo(table: Table, player: str, io: PlayOutput) -> None:

@@ -66,6 +66,9 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         # (not saved): what undo must not cross (interpreter/undo.py).
         self.draws = 0
         self.commits = 0
+        # Called at every 'signal NAME' with (game, NAME) when set (ludus report ends a section
+        # there); copies and samples never have one.
+        self.on_signal: Callable[[Game, str], None] | None = None
         self._bind()
 
     def _bind(self) -> None:
@@ -90,8 +93,12 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
     # ================================================================ creation
     @classmethod
     def new(cls, rs: Ruleset, players: int | None = None, seed: int | str = 0,
-            after_setup: Callable[[Game], None] | None = None, dice: Sequence[int] = ()) -> Game:
-        """Start a game: build the initial state, run ``setup`` and ``main`` to the first pause."""
+            after_setup: Callable[[Game], None] | None = None, dice: Sequence[int] = (),
+            on_signal: Callable[[Game, str], None] | None = None) -> Game:
+        """Start a game: build the initial state, run ``setup`` and ``main`` to the first pause.
+
+        ``on_signal(game, name)``: called at every ``signal`` of the rules (see ``Game.on_signal``).
+        """
         n = players if players is not None else rs.min_players
         problem = rs.player_count_problem(n)
         if problem:
@@ -119,6 +126,7 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
             "result": None,
         }
         game = cls(rs, state)
+        game.on_signal = on_signal
         game.log.append({"type": "header", "ludus_log": 1, "ruleset": rs.name, "version": rs.version,
                          "digest": rs.digest, "players": seats, "seed": seed})
         game._populate()

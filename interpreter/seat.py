@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from .game.fog import Sight
 from .model import PLAYER_KIND, RuleFault
 
 if TYPE_CHECKING:
@@ -165,12 +166,13 @@ def read_answer(stream: IO[str]) -> str | None:
 def status_lines(game: Game, player: str) -> list[tuple[str, str]]:
     """(label, value) of each line of the ruleset's ``status`` section for ``player``."""
     out = []
+    sight = Sight(game, player) if game.rs.fog else None  # what the player does not see is left out
     for label, fn in game.rs.status.values():
         try:
             value = fn(game, {"me": player})
         except (RuleFault, KeyError, TypeError, ValueError, IndexError, AttributeError):
             value = "?"
-        out.append((label, shown(game, value, player)))
+        out.append((label, shown(game, value, player, sight)))
     return out
 
 
@@ -186,12 +188,27 @@ def show_status(lines: list[tuple[str, str]], out: Callable[[str], None], full: 
         out(f"  {label:<{width}}  {value}")
 
 
-def shown(game: Game, value: Any, player: str | None) -> str:
-    """A value as a person reads it: a zone by its contents, lists merged and counted."""
+def shown(game: Game, value: Any, player: str | None, sight: Sight | None = None) -> str:
+    """A value as a person reads it: a zone by its contents, lists merged and counted.
+
+    Under fog of war what ``player`` does not see is left out: an unseen entity reads
+    ``unseen``, a list loses its unseen entities, an unseen zone reads ``unseen``.
+    """
+    if sight is None and game.rs.fog:
+        sight = Sight(game, player)
     if isinstance(value, str) and value not in game.ents and game._zone_def(value) is not None:
+        if sight is not None and not sight.zone(value):
+            return "unseen"
+        items = game.zones.get(value, [])
+        if sight is not None:
+            items = sight.value(items)
         if not game._visible(value, player):
-            return f"{len(game.zones.get(value, []))} hidden"
-        value = game.zones.get(value, [])
+            return f"{len(items)} hidden"
+        value = items
+    elif sight is not None:
+        if isinstance(value, str) and value in game.ents and not sight.entity(value):
+            return "unseen"
+        value = sight.value(value)
     if isinstance(value, list):
         if not value:
             return "none"
@@ -213,7 +230,7 @@ def name_of(game: Game, value: Any) -> str:
     return game.label_of(value)
 
 
-def _scalars(game: Game, eid: str, rec: dict[str, Any]) -> str:
+def _scalars(game: Game, eid: str, rec: dict[str, Any], player: str | None) -> str:
     """The fields of an entity that the game has changed (its printed data left out)."""
     kind = game.rs.kinds.get(rec["kind"])
     printed = game.rs.entities.get(eid, {})
@@ -223,7 +240,7 @@ def _scalars(game: Game, eid: str, rec: dict[str, Any]) -> str:
             continue
         if value in (None, False, 0, "", []) or isinstance(value, dict) or (name in printed and printed[name] == value):
             continue
-        parts.append(f"{name.replace('_', ' ')} {shown(game, value, None)}")
+        parts.append(f"{name.replace('_', ' ')} {shown(game, value, player)}")
     return ", ".join(parts)
 
 
@@ -243,7 +260,7 @@ def readable_view(game: Game, player: str | None) -> list[str]:
     lines.append("== players ==")
     for p in view["players"]:
         mine = " (you)" if p == player else ""
-        lines.append(f"  {game.label_of(p)}{mine}: {_scalars(game, p, game.ents[p]) or '-'}")
+        lines.append(f"  {game.label_of(p)}{mine}: {_scalars(game, p, game.ents[p], player) or '-'}")
         for key, items in zones.items():
             name, _, owner = key.partition("@")
             if owner == p and (items or p == player):
@@ -257,7 +274,7 @@ def readable_view(game: Game, player: str | None) -> list[str]:
         held = [f"{key.partition('@')[0].replace('_', ' ')}: {_zone_text(game, zones[key], player, key)}"
                 for key in (f"{z}@{eid}" for z in game.rs.kinds[rec["kind"]].zones)
                 if key in zones and zones[key]]
-        facts = _scalars(game, eid, rec)
+        facts = _scalars(game, eid, rec, player)
         if held or facts:
             lines.append(f"  {game.label_of(eid)}: " + "; ".join(x for x in [facts, *held] if x))
     lines.append("== zones ==")

@@ -283,6 +283,7 @@ class Consume(Node):
 @dataclass
 class Log(Node):
     text: Node
+    to: Node | None = None  # 'log E to P': the player or list of players it is told to
 
 
 @dataclass

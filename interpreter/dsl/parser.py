@@ -545,7 +545,7 @@ class _AstBuilder:
         return A.Consume(_pos(meta), str(c[0]), c[1] or [])
 
     def log_stmt(self, meta, c):
-        return A.Log(_pos(meta), c[0])
+        return A.Log(_pos(meta), c[0], c[1])
 
     def game_over_stmt(self, meta, c):
         return A.GameOver(_pos(meta), c[0])

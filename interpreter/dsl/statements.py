@@ -221,7 +221,17 @@ class Statements(Decisions):
                                          *((bonus,) if bonus is not None else ("None",)), ", None)")), s.bind)
 
     def s_Log(self, s: A.Log, scope: Scope) -> Stmt:
-        return self.do(s.pos, ("g.narrate(g.label_of(", self.x.expr(s.text, scope)[0], "))"))
+        text = self.x.expr(s.text, scope)[0]
+        if s.to is None:
+            return self.do(s.pos, ("g.narrate(g.label_of(", text, "))"))
+        to, tt = self.x.expr(s.to, scope)
+        player = T.ent(PLAYER_KIND)
+        one = T.is_ent(tt) and T.compatible(player, tt)
+        many = (T.is_list(tt) or T.is_zone(tt)) and T.compatible(T.list_of(player), tt)
+        if not (one or many or tt == T.ANY):
+            self.err(s.to.pos, f"wrong type: a log is told to a player or a list of players, not {T.describe(tt)}")
+            raise Abort
+        return self.do(s.pos, ("g.narrate_to(g.label_of(", text, "), ", to, ")"))
 
     def s_Signal(self, s: A.Signal, scope: Scope) -> Stmt:
         self.signals.add(s.name)

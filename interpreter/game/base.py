@@ -37,7 +37,8 @@ class GameBase:
       ``g.depth`` (calls of rule functions running inside one another);
     - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
       ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
-      ``g.as_map(v, loc)``, ``g.narrate(text)``;
+      ``g.as_map(v, loc)``, ``g.narrate(text)``,
+      ``g.narrate_to(text, players)``;
     - the board: ``g.set_field(obj, name, value, op, loc)``, ``g.move(eid, zone, top, loc)``,
       ``g.shuffle(zone)``, ``g.create(kind, fields, zone, loc, called)``,
       ``g.destroy(eid, loc)``, ``g.zone_items(zone)``, ``g.zone_owner(zone)``,
@@ -79,6 +80,7 @@ class GameBase:
     players: list[str]
     _procs: dict[str, Procedure]
     _after_setup: Callable[[Game], None] | None
+    on_signal: Callable[[Game, str], None] | None
     depth: int
     _kind_index: dict[str, list[str]] | None
     _own_ents: set[str] | None

@@ -58,6 +58,8 @@ class Modifiers(GameBase):
             keep.append(rec)
         self.state["modifiers"] = keep
         self.changed()
+        if self.on_signal is not None:
+            self.on_signal(self, name)  # type: ignore[arg-type]  # a Game: GameBase is its part
 
     def consume(self, name: str, args: list[Any]) -> None:
         """Use up the one-use ('once') modifiers that apply to this reading."""

@@ -159,3 +159,11 @@ class Values(GameBase):
     # ================================================================ log
     def narrate(self, text: str) -> None:
         self.log.append({"type": "text", "text": text})
+
+    def narrate_to(self, text: str, to: Any) -> None:
+        """``log E to P``: a text told only to some players (P: a player or a list of them),
+        in the order given, without repeats; an empty list is a note for the umpire alone."""
+        seats = [to] if isinstance(to, str) and to in self.players else self.as_seq(to) if to is not None else None
+        if seats is None or any(not isinstance(p, str) or p not in self.players for p in seats):
+            raise RuleFault(f"a log is told to players, not {self.label_of(to)}", None)
+        self.log.append({"type": "text", "text": text, "to": list(dict.fromkeys(seats))})

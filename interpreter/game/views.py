@@ -15,6 +15,7 @@ from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
 from ..model import copy_plain
 from .base import GameBase
+from .fog import Sight
 
 if TYPE_CHECKING:
     from ..runtime import Game
@@ -80,20 +81,30 @@ class Views(GameBase):
     def view(self, player: str | None, copy: bool = True) -> dict[str, Any]:
         """What ``player`` may see (``None``: a spectator): hidden zones show only their size.
 
+        Under fog of war (``visible_to``, see game/fog.py) the entities the player does not
+        see are left out of ``entities`` and of every zone, and the zones he does not see are
+        left out of ``zones`` (not even their size: a count would tell strength).
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
         st = self.state
         out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
         zones: dict[str, Any] = {}
         hidden: set[str] = set()
-        for key, items in st["zones"].items():
-            if self._visible(key, player):
-                zones[key] = list(items)
-            else:
-                zones[key] = {"hidden": len(items)}
-                hidden.update(items)
-        out["zones"] = zones
-        out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
+        sight = Sight(self, player) if self.rs.fog else None
+        if sight is not None and not sight.all:
+            self._fogged(sight, zones, hidden)
+            out["zones"] = zones
+            out["entities"] = {e: r for e, r in st["entities"].items()  # copied below if asked
+                               if e not in hidden and sight.entity(e)}
+        else:  # no fog of war: the plain loop (most games, and the bots' every look)
+            for key, items in st["zones"].items():
+                if self._visible(key, player):
+                    zones[key] = list(items)
+                else:
+                    zones[key] = {"hidden": len(items)}
+                    hidden.update(items)
+            out["zones"] = zones
+            out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
         p = st["pending"]
         if p is None:
             out["pending"] = None
@@ -107,6 +118,18 @@ class Views(GameBase):
             out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
         return _copy(out) if copy else out
 
+    def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
+        """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
+        a seen one lists (or, hidden, counts) only the entities seen."""
+        for key, items in self.state["zones"].items():
+            if not sight.zone(key):
+                hidden.update(items)
+            elif self._visible(key, sight.player):
+                zones[key] = [e for e in items if sight.entity(e)]
+            else:
+                zones[key] = {"hidden": sum(map(sight.entity, items))}
+                hidden.update(items)
+
     def sample(self, player: str, seed: int) -> Game:
         """A copy of the game as ``player`` might imagine it: for bots that look ahead.
 
@@ -114,8 +137,11 @@ class Views(GameBase):
         the entities in zones hidden from them are pooled by kind (sorted by id, so
         their arrangement in the real game leaks nothing), shuffled and dealt back
         into the hidden places; other players' secret answers not yet revealed are
-        forgotten; the dice are re-seeded, so the dice to come are unknown too. The
-        copy is not atomic (a look-ahead needs no undo) and logs nothing of note.
+        forgotten; the dice are re-seeded, so the dice to come are unknown too.
+        Under fog of war every entity the player does not see is taken out of its
+        zone (its ``zone`` is none): what he cannot see is nowhere in the world he
+        imagines. The copy is not atomic (a look-ahead needs no undo) and logs
+        nothing of note.
         """
         from ..runtime import Game  # runtime imports this module
 
@@ -144,6 +170,8 @@ class Views(GameBase):
                 items[i] = new
             for eid in items:
                 ents[eid]["zone"] = key
+        if self.rs.fog:
+            hidden_ents += _out_of_sight(Sight(self, player), zones, ents, hidden)
         p = st["pending"]
         if p is not None and p["type"] == "secret":
             p["answers"] = {q: v for q, v in p["answers"].items() if q == player}
@@ -193,3 +221,20 @@ class Views(GameBase):
             return json.dumps(self.state, ensure_ascii=False, separators=(",", ":"))
         except (RecursionError, MemoryError):
             raise self._too_deep("save") from None
+
+
+def _out_of_sight(sight: Sight, zones: dict[str, list[str]], ents: dict[str, dict[str, Any]],
+                  hidden: list[str]) -> list[str]:
+    """Take every entity ``sight`` does not see out of its zone, in a sample's state (whose
+    entities' dicts and zones' lists are shared with the game but for those in ``hidden``,
+    the zones already redealt, which it may change in place); returns the entities changed.
+    What is unseen is judged on the real game (the sight's), where it is seen from."""
+    unseen = sight.unseen_entities()
+    gone = set(unseen)
+    for key in {ents[eid]["zone"] for eid in unseen} - {None}:
+        zones[key] = [e for e in zones[key] if e not in gone]
+        if key not in hidden:
+            hidden.append(key)
+    for eid in unseen:
+        ents[eid] = dict(ents[eid], zone=None)
+    return unseen
