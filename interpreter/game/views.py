@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import copy_plain
+from ..model import UMPIRE, copy_plain
 from .base import GameBase
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ class Views(GameBase):
     def view(self, player: str | None, copy: bool = True) -> dict[str, Any]:
         """What ``player`` may see (``None``: a spectator): hidden zones show only their size.
 
+        The umpire seat (if the ruleset has one) sees everything: every zone, the whole pending decision.
+
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
         st = self.state
@@ -97,6 +99,8 @@ class Views(GameBase):
         p = st["pending"]
         if p is None:
             out["pending"] = None
+        elif player == UMPIRE and self.rs.umpire:
+            out["pending"] = p  # the umpire's view: the whole decision, secret answers too
         elif p["type"] == "secret":
             out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
                               "players": {q: v for q, v in p["players"].items() if q == player},
@@ -145,7 +149,7 @@ class Views(GameBase):
             for eid in items:
                 ents[eid]["zone"] = key
         p = st["pending"]
-        if p is not None and p["type"] == "secret":
+        if p is not None and p["type"] == "secret" and not (player == UMPIRE and self.rs.umpire):
             p["answers"] = {q: v for q, v in p["answers"].items() if q == player}
         st["rng"] = rng.seed_state(rand.getrandbits(63))
         st["forced_dice"] = []
@@ -174,6 +178,8 @@ class Views(GameBase):
             theirs[i] = mine[i]
 
     def _visible(self, key: str, player: str | None) -> bool:
+        if player == UMPIRE and self.rs.umpire:  # the umpire sees the whole board
+            return True
         known = self.rs.zone_visibility
         seen = known.get((key, player))
         if seen is None:
