@@ -52,7 +52,7 @@ MAX_KEPT_RESULTS = 100_000
 MAX_CALL_DEPTH = 200
 
 PLAYER_KIND = "player"
-# The neutral seat a ruleset may declare (manifest ``umpire: true``): it decides what the
+# The seat a ruleset may declare (manifest ``umpire: true``): it decides what the
 # rules give it (``by umpire``) but is not a player: not in ``players``, never scored.
 UMPIRE = "umpire"
 RESERVED_FIELDS = ("id", "kind", "zone")

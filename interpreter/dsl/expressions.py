@@ -174,7 +174,7 @@ class Expressions(Operators):
         known += [z for z, d in rs.zones.items() if d.per is None] + ([UMPIRE] if rs.umpire else [])
         if name == UMPIRE:
             self.err(n.pos, f"unknown name '{name}': this ruleset has no umpire seat",
-                     "declare 'umpire: true' in ruleset.yaml to give decisions to a neutral umpire (docs/umpire.md)")
+                     "declare 'umpire: true' in ruleset.yaml to give decisions to an umpire seat (docs/umpire.md)")
             raise Abort
         self.err(n.pos, f"unknown name '{name}'", did_you_mean(name, known))
         raise Abort
