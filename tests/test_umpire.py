@@ -125,6 +125,14 @@ def test_a_decision_by_umpire_is_the_umpire_seats_and_only_its():
     assert game.ents["south"]["wins"] == 1 and "umpire" not in game.ents
 
 
+def test_a_game_saved_at_the_umpires_decision_resumes():
+    game = tie_game()
+    again = Game.resume(game.rs, json.loads(game.to_json()))
+    assert again.deciders() == ["umpire"]
+    again.apply("north wins", "umpire")
+    assert again.ents["north"]["wins"] == 1
+
+
 def test_a_game_without_an_umpire_has_only_its_players_as_seats():
     game = Game.new(load_ruleset("dice_race"), 2, 1)
     assert game.seats == game.players == ["red", "blue"]
