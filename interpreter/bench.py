@@ -36,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .bots import GreedyBot, RandomBot
+from .bots import seat_bots
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import ROOT, find_ruleset, last_load, load_ruleset
 from .model import Ruleset
@@ -245,7 +245,7 @@ def play_one(rs: Ruleset, players: int, seed: int, atomic: bool = True) -> int:
     """One complete game, random bots in every seat; returns the number of decisions."""
     game = Game.new(rs, players, seed)
     game.atomic = atomic
-    bots = {p: RandomBot(seed, p) for p in game.players}
+    bots = seat_bots(game, {p: "random" for p in game.players}, seed)
     decisions = 0
     while not game.over:
         if decisions >= MAX_DECISIONS:
@@ -288,7 +288,7 @@ def measure_greedy(rs: Ruleset, players: int, s: Settings, report: Report, targe
     for seed in range(1, games + 1):
         game = Game.new(rs, players, seed)
         game.atomic = False
-        bots = {p: GreedyBot(seed, p) for p in game.players}
+        bots = seat_bots(game, {p: "greedy" for p in game.players}, seed)
         gc.collect()
         t = time.perf_counter()
         n = 0

@@ -9,6 +9,10 @@ plays the same way in any two games that look the same to its player.
 Bots never touch the game's own random generator: each has its own, seeded from
 the game seed and its seat, so a game's log is reproducible whoever plays.
 
+The umpire bot is for a ruleset's umpire seat (docs/umpire.md): it takes the first choice,
+the ruling the rules list first. Every caller that seats bots gives the umpire seat that bot
+unless told otherwise (:func:`seat_bots`).
+
 The greedy and Monte Carlo bots judge a position by the ruleset's
 ``scoring.evaluation`` (else its ``score``), from one player's point of view:
 their own evaluation minus the best of the other players' (the *margin*).
@@ -18,12 +22,13 @@ from __future__ import annotations
 
 import marshal
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from .model import UMPIRE
 from .runtime import Game
 
-BOT_KINDS = ("random", "greedy", "mcts")
+BOT_KINDS = ("random", "greedy", "mcts", "umpire")
 
 #: A finished game is worth more than any evaluation: a win, a loss.
 WIN = 1e9
@@ -35,6 +40,8 @@ class Bot(Protocol):
 
 def margin(game: Game, player: str) -> float:
     """How well ``player`` stands: own evaluation minus the best other player's (a win/loss is ±WIN)."""
+    if player not in game.players:
+        return 0.0  # the umpire seat: it has no score, so no ruling is better for it than another
     if game.over:
         result = game.result or {}
         winners = result.get("winners", [])
@@ -58,6 +65,22 @@ class RandomBot:
 
     def choose(self, game: Game, player: str) -> int:
         return self.rand.randrange(len(game.choices(player)))
+
+
+class UmpireBot:
+    """Takes choice 0: the ruling the rules list first.
+
+    A ruleset lists first, for every decision it gives the umpire, the ruling it would
+    make by default (its reconstruction of how the gap in the rules is usually filled).
+    So this bot rules the same way every time, and a game without a person in the
+    umpire's chair plays as the ruleset's authors read the rules.
+    """
+
+    def __init__(self, seed: int | str, seat: str) -> None:
+        pass  # it draws nothing: the same ruling whatever the seed
+
+    def choose(self, game: Game, player: str) -> int:
+        return 0
 
 
 def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = None) -> Game | None:
@@ -198,8 +221,10 @@ def _parse(kind: str) -> tuple[str, dict[str, int]]:
     return name, params
 
 
-MAKERS: dict[str, Callable[..., Any]] = {"random": RandomBot, "greedy": GreedyBot, "mcts": MctsBot}
-OPTIONS: dict[str, tuple[str, ...]] = {"random": (), "greedy": (), "mcts": ("playouts", "depth", "width")}
+MAKERS: dict[str, Callable[..., Any]] = {"random": RandomBot, "greedy": GreedyBot, "mcts": MctsBot,
+                                         "umpire": UmpireBot}
+OPTIONS: dict[str, tuple[str, ...]] = {"random": (), "greedy": (), "mcts": ("playouts", "depth", "width"),
+                                       "umpire": ()}
 
 
 def bot_problem(kind: str) -> str | None:
@@ -227,3 +252,21 @@ def make_bot(kind: str, seed: int | str, seat: str) -> Bot:
     name, params = _parse(kind)
     bot: Bot = MAKERS[name](seed, seat, **params)
     return bot
+
+
+def seat_kind(game: Game, seat: str, kind: str) -> str:
+    """The bot kind ``seat`` plays when the players play ``kind``: the umpire seat plays the umpire bot."""
+    return "umpire" if seat == UMPIRE and game.rs.umpire else kind
+
+
+def seat_bots(game: Game, kinds: Mapping[str, str], seed: int | str) -> dict[str, Bot]:
+    """A bot for every seat of ``game`` (``game.seats``) that ``kinds`` gives a bot kind.
+
+    ``kinds`` maps a seat to its bot kind ("human" seats get none); the umpire seat of a
+    ruleset that has one plays the umpire bot unless ``kinds`` names it. A game without an
+    umpire gets exactly the bots ``make_bot`` would make, seat by seat.
+    """
+    bots = {p: make_bot(k, seed, p) for p, k in kinds.items() if k != "human"}
+    if game.rs.umpire and UMPIRE not in kinds:
+        bots[UMPIRE] = UmpireBot(seed, UMPIRE)
+    return bots

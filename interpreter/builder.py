@@ -20,6 +20,7 @@ from .model import (
     MAX_LIST,
     PLAYER_KIND,
     RESERVED_FIELDS,
+    UMPIRE,
     ActionDef,
     FieldDef,
     FunctionDef,
@@ -92,6 +93,11 @@ class RulesetBuilder(ValueChecks):
             for eid in self.section(sec):
                 if eid in ("players", "player_count", "none", "true", "false", "actor"):
                     self.err((sec, eid), f"'{eid}' is a built-in name and cannot be an id", key=True)
+        if self.rs.umpire:  # the name of the umpire seat (docs/umpire.md): one id may name one thing
+            for sec in NAMESPACE_SECTIONS:
+                if UMPIRE in self.section(sec):
+                    self.err((sec, UMPIRE), f"'{UMPIRE}' names the umpire seat of this ruleset and cannot be an id",
+                             "rename it, or leave out 'umpire: true' in ruleset.yaml", key=True)
 
     def enums(self) -> None:
         """Enumerations: named sets of texts, checked wherever a value of one is written."""

@@ -20,7 +20,7 @@ from typing import IO, Any, TextIO
 
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import find_ruleset, load_ruleset
-from .model import Ruleset, copy_plain
+from .model import UMPIRE, Ruleset, copy_plain
 from .runtime import Game, IllegalChoice
 from .savedstate import brief as _brief
 from .schemas import schema
@@ -421,6 +421,10 @@ def replay(path: str | Path, ruleset: str | None = None, to: int | None = None,
         if entry["type"] != "choice":
             continue
         compare(k)
+        if entry["player"] == UMPIRE and not start.rs.umpire:
+            raise LudusError([Diagnostic(Loc(str(p), n, 1), f"a choice by the umpire, but ruleset '{start.rs.name}' "
+                                         "declares no umpire seat",
+                                         "only a ruleset with 'umpire: true' in ruleset.yaml has one")])
         if before_choice is not None:
             before_choice(game, entry)
         _apply(game, entry, Loc(str(p), n, 1), history)

@@ -34,7 +34,7 @@ from .finder import (
     load_document,
     ruleset_dirs,
 )
-from .model import LIMITS, Ruleset
+from .model import LIMITS, UMPIRE, Ruleset
 from .overlay import apply_patches
 from .yamlcommon import SplicedOrigin
 from .yamlsource import SourceMap, has_unsaved
@@ -262,6 +262,13 @@ def _restore_document(dumped: dict[str, Any]) -> Document:
 
 
 def _check_players(rs: Ruleset, doc: Document, diags: list[Diagnostic]) -> None:
+    if rs.umpire and UMPIRE in rs.seats:
+        for _path, manifest, msmap in reversed(doc.manifests):
+            if UMPIRE in (manifest.get("seats") or []):
+                diags.append(Diagnostic(msmap.loc(("seats", manifest["seats"].index(UMPIRE))),
+                                        f"a seat is named '{UMPIRE}', but the ruleset declares the umpire seat",
+                                        "rename the seat: 'umpire' is the umpire's seat, never a player's"))
+                break
     for _path, manifest, msmap in reversed(doc.manifests):
         if "players" in manifest and rs.min_players > rs.max_players:
             diags.append(Diagnostic(msmap.loc(("players", "min")), f"players: min ({rs.min_players}) is more than "
@@ -298,7 +305,7 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: st
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
         digest=digest, data=doc.data, smap=doc.smap,
         step_budget=_limit(doc, limits, "steps"), work_budget=_limit(doc, limits, "work"),
-        chain=[str(p) for p, _m, _s in doc.manifests])
+        chain=[str(p) for p, _m, _s in doc.manifests], umpire=merged_manifest.get("umpire") is True)
 
 
 def _limit(doc: Document, limits: dict[str, Any], key: str) -> int:

@@ -52,6 +52,9 @@ MAX_KEPT_RESULTS = 100_000
 MAX_CALL_DEPTH = 200
 
 PLAYER_KIND = "player"
+# The seat a ruleset may declare (manifest ``umpire: true``): it decides what the
+# rules give it (``by umpire``) but is not a player: not in ``players``, never scored.
+UMPIRE = "umpire"
 RESERVED_FIELDS = ("id", "kind", "zone")
 
 
@@ -311,6 +314,7 @@ class Ruleset:
     step_budget: int = LIMITS["steps"][1]
     work_budget: int = LIMITS["work"][1]
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
+    umpire: bool = False  # the manifest declares the umpire seat (docs/umpire.md)
     # The remembered results of functions (Game.memos): how many functions remember, and for
     # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
     # to forget (memo_always: those forgotten at every change); see dsl/compiler._memo_readers.

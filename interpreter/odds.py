@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bots import bot_problem, make_bot
+from .bots import bot_problem, make_bot, seat_kind
 from .diagnostics import Diagnostic, LudusError
 from .dsl import types as T
 from .dsl.compiler import Compiler
@@ -129,7 +129,7 @@ class _Odds:
             if game.over or self.until(game, dict(self.names)):
                 return
             p = game.deciders()[0]
-            bot = bots.get(p) or bots.setdefault(p, make_bot(self.bot, seed, p))
+            bot = bots.get(p) or bots.setdefault(p, make_bot(seat_kind(game, p, self.bot), seed, p))
             game.apply(bot.choose(game, p), p)
         raise LudusError([Diagnostic(smap.loc(("odds", "until")), f"'until' did not hold within "
                                      f"{MAX_UNTIL_DECISIONS:,} decisions of the bots",

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .bots import BOT_KINDS, Bot, bot_problem, make_bot
+from .bots import BOT_KINDS, Bot, bot_problem, seat_bots, seat_kind
 from .diagnostics import Diagnostic, Loc, LudusError
 from .gamelog import dump_entry, kept_entries, read_log, replay
 from .loader import load_ruleset
+from .model import UMPIRE
 from .runtime import Game
 from .seat import TerminalSeat
 from .undo import History, UndoRefused
@@ -79,7 +80,7 @@ class Table:
     """A game at the table: who sits where, the log on disk, what may be undone."""
 
     game: Game
-    seats: dict[str, str]  # seat -> human or a bot kind
+    seats: dict[str, str]  # seat (the umpire's too, if any) -> human or a bot kind
     seed: int | str
     salted: bool  # fresh randomness after each human decision
     log: LogFile | None = None
@@ -89,7 +90,7 @@ class Table:
 
     def __post_init__(self) -> None:
         bot_seed: int | str = secrets.randbits(63) if self.salted else self.seed
-        self.bots = {p: make_bot(k, bot_seed, p) for p, k in self.seats.items() if k != "human"}
+        self.bots = seat_bots(self.game, self.seats, bot_seed)
         self.history = History() if "human" in self.seats.values() else None
 
     @property
@@ -116,14 +117,20 @@ def _arg_error(message: str, hint: str = "") -> LudusError:
     return LudusError([Diagnostic(Loc("ludus"), message, hint)])
 
 
-def parse_seats(players: list[str], specs: list[str]) -> dict[str, str]:
-    """``NAME=KIND`` for some seats; the others play the random bot."""
+def parse_seats(players: list[str], specs: list[str], umpire: bool = False) -> dict[str, str]:
+    """``NAME=KIND`` for some seats; the other players play the random bot.
+
+    ``umpire``: the ruleset has an umpire seat, which plays the umpire bot unless a spec
+    names it (``umpire=human`` asks a person).
+    """
     seats = {p: "random" for p in players}
+    if umpire:
+        seats[UMPIRE] = "umpire"
     for spec in specs:
         name, sep, kind = spec.partition("=")
         if not sep or name not in seats or (kind != "human" and bot_problem(kind)):
             raise _arg_error(f"bad --seat '{spec[:100]}'",
-                             f"write NAME=KIND with NAME one of {', '.join(players)} and KIND one of "
+                             f"write NAME=KIND with NAME one of {', '.join(seats)} and KIND one of "
                              f"human, {', '.join(BOT_KINDS)} (options: mcts:playouts=N:depth=N:width=N)")
         seats[name] = kind
     return seats
@@ -145,7 +152,7 @@ def new_table(ruleset: str, setup: str | None, from_file: str | None, players: i
     problem = rs.player_count_problem(players)
     if problem:
         raise _arg_error(problem, "choose --players in that range")
-    seats = parse_seats(rs.seat_names(players), seat_specs)
+    seats = parse_seats(rs.seat_names(players), seat_specs, rs.umpire)
     salted = "human" in seats.values() and seed is None
     used: int = secrets.randbelow(MAX_SEED + 1) if salted else (1 if seed is None else seed)
     fresh = seed is not None or salted  # dice from the position on drawn from the seed
@@ -161,7 +168,7 @@ def new_table(ruleset: str, setup: str | None, from_file: str | None, players: i
     log = LogFile(log_path) if log_path else None
     dice = "fresh dice after each of your decisions (--seed S plays a reproducible game)" if salted else f"seed {used}"
     where = (f", set-up {rs.setup}" if rs.setup else "") + (f", from {from_file}" if from_file else "")
-    echo(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.players)}), {dice}{where}")
+    echo(f"{rs.title}: {players} players ({', '.join(f'{p}={seats[p]}' for p in game.seats)}), {dice}{where}")
     return Table(game, seats, used, salted, log, told=told)
 
 
@@ -170,21 +177,27 @@ def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
     _cut_incomplete_line(Path(path), echo)
     entries, _ = kept_entries(read_log(path), path)
     header = entries[0][1]
-    players = list(header["players"])
     logged = header.get("seats") or {}
-    seats = {p: logged[p] if logged.get(p) == "human" or not bot_problem(str(logged.get(p, "random"))) else "random"
-             for p in players}
-    named = {spec.partition("=")[0] for spec in seat_specs}
-    seats.update({p: k for p, k in parse_seats(players, seat_specs).items() if p in named})
     salted = bool(header.get("salted"))
     table: Table | None = None
+    seats: dict[str, str] = {}
+
+    def seat(game: Game) -> Table:
+        # The seats as logged (the umpire's too: a human umpire stays human), then --seat;
+        # known once the log's ruleset is loaded, at the first choice.
+        default = {p: seat_kind(game, p, "random") for p in game.seats}
+        seats.update({p: logged[p] if logged.get(p) == "human" or not bot_problem(str(logged.get(p, default[p])))
+                      else default[p] for p in game.seats})
+        named = {spec.partition("=")[0] for spec in seat_specs}
+        seats.update({p: k for p, k in parse_seats(game.players, seat_specs, game.rs.umpire).items() if p in named})
+        return Table(game, seats, header["seed"], salted)
 
     def follow(game: Game, entry: dict[str, Any]) -> None:
         # Bots seeded from the seed make their logged decisions again, so that they go on as
         # they would have in one process (a salted game's bots were seeded at random).
         nonlocal table
         if table is None:
-            table = Table(game, seats, header["seed"], salted)
+            table = seat(game)
         bot = table.bots.get(entry["player"])
         if bot is not None and not salted:
             bot.choose(game, entry["player"])
@@ -192,14 +205,14 @@ def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
     history = History()
     game = replay(path, partial=True, before_choice=follow, history=history)
     if table is None:
-        table = Table(game, seats, header["seed"], salted)
+        table = seat(game)
     table.game = game
     if table.history is not None:
         table.history = history  # a decision made before the game was stopped may be undone
     table.log = LogFile(path, append=True, written=len(entries))
     table.told = recent(game.log)
     echo(f"{game.rs.title}: resumed from {path} after {sum(1 for e in game.log if e['type'] == 'choice')} "
-         f"decisions ({', '.join(f'{p}={seats[p]}' for p in players)})")
+         f"decisions ({', '.join(f'{p}={seats[p]}' for p in game.seats)})")
     return table
 
 

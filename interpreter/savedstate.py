@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import MAX_INT, Ruleset
+from .model import MAX_INT, UMPIRE, Ruleset
 
 MAX_DIE = 1000  # a forced die's face (model.MAX_SIDES)
 
@@ -123,14 +123,15 @@ def _pending_problem(rs: Ruleset, state: dict[str, Any]) -> str:
         return "pending: null or a decision of type choice, action or secret"
     if p["type"] != "action" and type(p.get("var")) is not str:
         return "pending: a choice names the variable it sets"
+    seats = [*state["players"], UMPIRE] if rs.umpire else state["players"]  # who may be asked
     if p["type"] == "secret":
         asked, answers = p.get("players"), p.get("answers")
         if type(asked) is not dict or type(answers) is not dict or not set(answers) <= set(asked) or \
-                not set(asked) <= set(state["players"]) or \
+                not set(asked) <= set(seats) or \
                 any(type(q) is not dict or not _options_ok(q.get("options")) for q in asked.values()):
             return "pending: a secret decision has seats (each with options) and their answers"
         return ""
-    if p.get("player") not in state["players"] or not _options_ok(p.get("options")):
+    if p.get("player") not in seats or not _options_ok(p.get("options")):
         return "pending: a decision has a seat and a list of options"
     if p["type"] == "action" and any(type(o["value"]) is not dict or o["value"].get("action") not in rs.actions
                                      or type(o["value"].get("args")) is not dict for o in p["options"]):

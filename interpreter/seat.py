@@ -165,7 +165,9 @@ def read_answer(stream: IO[str]) -> str | None:
 # ====================================================================== status and views
 def status_lines(game: Game, player: str) -> list[tuple[str, str]]:
     """(label, value) of each line of the ruleset's ``status`` section for ``player``."""
-    out = []
+    out: list[tuple[str, str]] = []
+    if player not in game.players:
+        return out  # the umpire seat: not a player, it has no status ('v' shows it the whole board)
     sight = Sight(game, player) if game.rs.fog else None  # what the player does not see is left out
     for label, fn in game.rs.status.values():
         try:

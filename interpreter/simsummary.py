@@ -136,6 +136,8 @@ def render_summary(rs: Ruleset, plan: Plan, t: Tally) -> str:
     lines.append(f"{rs.title} ({rs.name} {rs.version}): {t.games} games, {plan.players} players, seed {plan.seed}")
     if plan.origin:
         lines.append(f"start: {plan.origin}")
+    if rs.umpire:
+        bots += "; the umpire seat: the umpire bot (no score, not in the win rates)"
     lines.append(f"bots: {bots}")
     unfinished, errors = t.status[UNFINISHED], t.status[ERROR]
     lines.append(f"finished: {t.finished} of {t.games}" + (f" ({unfinished} not over after "

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import usage
-from .bots import BOT_KINDS, bot_problem, make_bot
+from .bots import BOT_KINDS, bot_problem, seat_bots
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import load_ruleset
 from .model import RuleFault, Ruleset
@@ -161,7 +161,8 @@ def play_game(rs: Ruleset, plan: Plan, index: int) -> dict[str, Any]:
         game.atomic = False
         game.usage = Counter()  # which rules the game used (interpreter/usage.py)
         del game.log[:]  # the log is not needed: keep memory flat
-        bots = {p: make_bot(k, seed, p) for p, k in zip(seats, kinds, strict=True)}
+        # The umpire seat, if any, plays the umpire bot; it is not in the record's bots: no score, no wins.
+        bots = seat_bots(game, dict(zip(seats, kinds, strict=True)), seed)
         while not game.over and decisions < plan.max_decisions:
             player = game.deciders()[0]
             game.apply(bots[player].choose(game, player), player)

@@ -35,7 +35,7 @@ from typing import Any, TypedDict
 
 import interpreter
 from interpreter import Game, load_ruleset
-from interpreter.bots import make_bot
+from interpreter.bots import seat_bots
 from interpreter.gamelog import dump_entry
 from interpreter.model import Ruleset
 
@@ -76,7 +76,7 @@ def bundled() -> list[str]:
 def play(name: str, players: int, seed: int, bot: str = "random") -> Game:
     """One complete game with a ``bot`` in every seat, each seeded as ``ludus play`` seeds it."""
     game = Game.new(ruleset(name), players=players, seed=seed)
-    bots = {p: make_bot(bot, seed, p) for p in game.players}
+    bots = seat_bots(game, {p: bot for p in game.players}, seed)  # an umpire seat plays the umpire bot
     decisions = 0
     while not game.over:
         if decisions == MAX_DECISIONS:

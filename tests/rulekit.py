@@ -99,10 +99,10 @@ def load(root: Path, files: dict[str, str], **kw: Any) -> Ruleset:
 
 def play_random(rs: Ruleset, players: int, seed: int, limit: int = 4000) -> Game:
     """A game of random bots (seeded by ``seed``), played to its end or ``limit`` decisions."""
-    from interpreter.bots import RandomBot
+    from interpreter.bots import seat_bots
 
     game = Game.new(rs, players, seed)
-    bots = {p: RandomBot(seed, p) for p in game.players}
+    bots = seat_bots(game, {p: "random" for p in game.players}, seed)  # an umpire seat plays the umpire bot
     for _ in range(limit):
         if game.over:
             break

@@ -252,7 +252,7 @@ def test_a_crashing_bot_is_recorded_as_an_error_not_a_traceback(monkeypatch, cap
         def choose(self, game, player):
             raise ValueError("boom")
 
-    monkeypatch.setattr("interpreter.simulate.make_bot", lambda kind, seed, seat: Crashing())
+    monkeypatch.setattr("interpreter.bots.make_bot", lambda kind, seed, seat: Crashing())  # seat_bots makes them
     code, text, err = _simulate(capsys, "dice_race", "--games", "2", "--workers", "1", "--no-plots")
     assert code == 1
     assert "internal error: ValueError: boom" in text and "internal error: ValueError: boom" in err

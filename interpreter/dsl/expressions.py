@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, did_you_mean
-from ..model import PLAYER_KIND, RuleFault, Ruleset
+from ..model import PLAYER_KIND, UMPIRE, RuleFault, Ruleset
 from . import ast as A
 from . import builtins as B
 from . import types as T
@@ -157,6 +157,8 @@ class Expressions(Operators):
             return self.src("g.players", pos=n.pos), BUILTIN_NAMES[name]
         if name == "player_count":
             return self.src("len(g.players)", pos=n.pos), T.INT
+        if name == UMPIRE and rs.umpire:  # the umpire seat: a player for 'by', never one of 'players'
+            return self.src(self.k(UMPIRE), pos=n.pos), T.ent(PLAYER_KIND)
         if name in LITERALS:
             return self.src(self.k(LITERALS[name]), pos=n.pos), BUILTIN_NAMES[name]
         if name in rs.tables:
@@ -169,7 +171,11 @@ class Expressions(Operators):
             self.err(n.pos, f"'{name}' must be called", f"write {name}(...)")
             raise Abort
         known = list(scope) + list(rs.globals) + list(rs.constants) + list(rs.entities) + list(BUILTIN_NAMES)
-        known += [z for z, d in rs.zones.items() if d.per is None]
+        known += [z for z, d in rs.zones.items() if d.per is None] + ([UMPIRE] if rs.umpire else [])
+        if name == UMPIRE:
+            self.err(n.pos, f"unknown name '{name}': this ruleset has no umpire seat",
+                     "declare 'umpire: true' in ruleset.yaml to give decisions to an umpire seat (docs/umpire.md)")
+            raise Abort
         self.err(n.pos, f"unknown name '{name}'", did_you_mean(name, known))
         raise Abort
 

@@ -51,7 +51,7 @@ class GameBase:
       ``g.ask_secret(...)``.
 
     Players of a game (the CLI, bots, scenarios, logs) use ``Game.new``, ``Game.resume``,
-    ``pending``, ``result``, ``over``, ``deciders``, ``choices``, ``apply``, ``view``,
+    ``pending``, ``result``, ``over``, ``seats``, ``deciders``, ``choices``, ``apply``, ``view``,
     ``sample``, ``copy``, ``to_json``, ``log`` and ``atomic``.
     """
 

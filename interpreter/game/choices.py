@@ -16,7 +16,7 @@ from .. import rng
 from ..diagnostics import Loc, LudusError
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import fault_of
-from ..model import MAX_SIDES, RuleFault, copy_plain
+from ..model import MAX_SIDES, UMPIRE, RuleFault, copy_plain
 from .base import GameBase
 
 _copy = copy_plain
@@ -54,8 +54,16 @@ def _shown(v: Any) -> str:
 class Choices(GameBase):
     """Pending decisions: asking, listing the legal choices, applying one."""
 
+    @property
+    def seats(self) -> list[str]:
+        """Everyone who decides: the players, then the umpire if the ruleset declares one.
+
+        Callers that give each seat a bot or a person use this, not ``players``.
+        """
+        return [*self.players, UMPIRE] if self.rs.umpire else list(self.players)
+
     def deciders(self) -> list[str]:
-        """Players who may make a choice now (several during a secret choice)."""
+        """Seats who may make a choice now (several during a secret choice); the umpire is "umpire"."""
         p = self.state["pending"]
         if p is None:
             return []
@@ -205,7 +213,7 @@ class Choices(GameBase):
         return out
 
     def _check_player(self, player: Any, loc: Loc | None) -> str:
-        if player not in self.players:
+        if player not in self.players and not (player == UMPIRE and self.rs.umpire):
             raise RuleFault(f"{self.label_of(player)} is not a player and cannot decide", loc)
         return player
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import copy_plain
+from ..model import UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
 
@@ -83,7 +83,9 @@ class Views(GameBase):
 
         Under fog of war (``visible_to``, see game/fog.py) the entities the player does not
         see are left out of ``entities`` and of every zone, and the zones he does not see are
-        left out of ``zones`` (not even their size: a count would tell strength).
+        left out of ``zones`` (not even their size: a count would tell strength). The umpire
+        seat (if the ruleset has one) sees everything: every zone, the whole pending decision.
+
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
         st = self.state
@@ -108,6 +110,8 @@ class Views(GameBase):
         p = st["pending"]
         if p is None:
             out["pending"] = None
+        elif player == UMPIRE and self.rs.umpire:
+            out["pending"] = p  # the umpire's view: the whole decision, secret answers too
         elif p["type"] == "secret":
             out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
                               "players": {q: v for q, v in p["players"].items() if q == player},
@@ -173,7 +177,7 @@ class Views(GameBase):
         if self.rs.fog:
             hidden_ents += _out_of_sight(Sight(self, player), zones, ents, hidden)
         p = st["pending"]
-        if p is not None and p["type"] == "secret":
+        if p is not None and p["type"] == "secret" and not (player == UMPIRE and self.rs.umpire):
             p["answers"] = {q: v for q, v in p["answers"].items() if q == player}
         st["rng"] = rng.seed_state(rand.getrandbits(63))
         st["forced_dice"] = []
@@ -202,6 +206,8 @@ class Views(GameBase):
             theirs[i] = mine[i]
 
     def _visible(self, key: str, player: str | None) -> bool:
+        if player == UMPIRE and self.rs.umpire:  # the umpire sees the whole board
+            return True
         known = self.rs.zone_visibility
         seen = known.get((key, player))
         if seen is None:

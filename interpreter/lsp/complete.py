@@ -62,6 +62,8 @@ def complete(index: SymbolIndex, before: str, entry_text: str, params: dict[str,
         items += [Item(e, "entity", f"a {v.get('kind', '?')}") for e, v in index.rs.entities.items() if e not in named]
     items += [Item(n, "builtin", b.doc.split(";")[0][:80] or b.signature) for n, b in BUILTINS.items()]
     items += [Item(n, "builtin", show_type(t)) for n, t in BUILTIN_NAMES.items()]
+    if index.rs is not None and index.rs.umpire:
+        items.append(Item("umpire", "builtin", "the umpire seat (by umpire)"))
     items += [Item(k, "keyword") for k in KEYWORDS]
     seen: set[str] = set()
     return [i for i in items if not (i.label in seen or seen.add(i.label))]  # type: ignore[func-returns-value]
