@@ -146,8 +146,9 @@ def test_greedy_bots_play_a_campaign(rs):
 
 
 def test_the_map_is_symmetric_and_every_capital_lies_in_its_province(rs):
-    provinces = {e.id: e.fields for e in rs.entities.values() if e.kind == "province"}
-    cities = {e.id: e.fields for e in rs.entities.values() if e.kind == "city"}
+    ents = Game.new(rs, 2, 0).state["entities"]
+    provinces = {k: e for k, e in ents.items() if e["kind"] == "province"}
+    cities = {k: e for k, e in ents.items() if e["kind"] == "city"}
     assert len(provinces) == 40 and len(cities) == 80
     for s, f in provinces.items():
         for t in f["links"]:
