@@ -247,7 +247,7 @@ def _create(game: Game, eid: Any, fields: Any) -> str:
     """Make entity ``eid`` that the patch names with a ``kind``, as ``create`` would; a problem, or ''.
 
     A position with pieces the rules make as they go (armies raised, units bought) is written
-    by naming them: ``leg_1: {kind: unit, type: legionarii, zone: troops@red_caesar}``.
+    by naming them: ``s_1: {kind: soldier, rank: 2, zone: ranks@north_foot}``.
     """
     kind = fields.get("kind") if isinstance(fields, dict) else None
     if kind is None:

@@ -218,6 +218,9 @@ CASES = [
     scenario("scenario_unknown_entity",
              (r"scenario_unknown_entity.yaml:5:5", r"unknown entity 'platinum'"),
              (r"scenario_unknown_entity.yaml:7:22", r"unknown entity 'copper'")),
+    scenario("scenario_create_bad_kind",  # a new entity needs a kind of the ruleset, not a player
+             (r"scenario_create_bad_kind.yaml:5:5", r"cannot make 'extra_coin': 'coin' is not a kind of the ruleset"),
+             (r"scenario_create_bad_kind.yaml:6:5", r"cannot make 'extra_card': 'player' is not a kind")),
     scenario("scenario_bad_assert",
              (r"scenario_bad_assert.yaml:7:22", r"player has no field or zone 'piles'")),
     # ---------------------------------------------------------------- logs
