@@ -112,3 +112,17 @@ def test_a_pax_romana_battle_matches_the_exact_odds(tmp_path):
     assert win["low"] <= float(wins) <= win["high"], (win, float(wins))
     loss = figures["east_loses_bp"]
     assert loss["low"] <= float(east_loss) <= loss["high"], (loss, float(east_loss))
+
+
+def test_an_empire_in_crisis_assault_matches_the_exact_odds():
+    # EiC O.8b, K: the Scorpion hits on 1-3 in round A (the city falls); else the garrison's
+    # Legionarii kills it on 1-2 or routs it on a 6 in round C (the assault ends); three rounds.
+    go_on = Fraction(1, 2) * Fraction(3, 6)
+    rounds = 1 + go_on + go_on**2
+    falls, lost = Fraction(1, 2) * rounds, Fraction(1, 2) * Fraction(2, 6) * rounds
+    assert (falls, lost) == (Fraction(21, 32), Fraction(7, 32))
+    report = run_odds(ODDS / "eic_storm_a_city.yaml", runs=4000, seed=5)
+    figures = {o.name: o.summary() for o in report.outcomes}
+    for name, exact in (("city_falls", falls), ("scorpion_lost", lost)):
+        s = figures[name]
+        assert s["low"] <= float(exact) <= s["high"], (name, s["low"], float(exact), s["high"])
