@@ -34,21 +34,37 @@ def _loc(rs: Ruleset, sec: str, eid: str, spec: dict[str, Any]) -> str:
     return str(rs.smap.loc((sec, eid), key=True))
 
 
-def cites(source: str, section: str) -> bool:
-    """Whether ``source`` ('ToC 6.3.2, 6.4; FAQ 3') cites ``section`` or a subsection of it.
+# A section is numbered (6.3.2, 8b) or lettered, as in rule texts whose parts are letters
+# (O, O.8, O.8b, L.1e): one capital letter, then numbers; any other word is an abbreviation.
+_TOKEN = re.compile(r"[A-Z](?:\.\d+[a-z]?)*(?!\w)|[A-Za-z][\w-]*|\d+(?:\.\d+)*[a-z]?")
 
-    A number belongs to the abbreviation written before it, so 'ToC 6.3.2, 6.4' cites
+
+def _is_section(token: str) -> bool:
+    return token[0].isdigit() or (token[0].isupper() and (len(token) == 1 or token[1] == "."))
+
+
+def _under(token: str, num: str) -> bool:
+    """Whether section ``token`` is ``num`` or one of its parts (6.3 under 6; O.8b under O.8)."""
+    if token == num or token.startswith(num + "."):
+        return True
+    return token.startswith(num) and token[len(num):].isalpha() and token[len(num) - 1].isdigit()
+
+
+def cites(source: str, section: str) -> bool:
+    """Whether ``source`` ('ToC 6.3.2, 6.4; FAQ 3', 'EiC O.8b') cites ``section`` or a part of it.
+
+    A section belongs to the abbreviation written before it, so 'ToC 6.3.2, 6.4' cites
     both ToC 6.3.2 and ToC 6.4.
     """
     abbr, _, num = section.strip().rpartition(" ")
     current = ""
-    for token in re.findall(r"[A-Za-z][\w-]*|\d+(?:\.\d+)*", source):
-        if not token[0].isdigit():
+    for token in _TOKEN.findall(source):
+        if not _is_section(token):
             current = token
             continue
         if abbr and current != abbr:
             continue
-        if token == num or token.startswith(num + "."):
+        if _under(token, num):
             return True
     return False
 

@@ -121,6 +121,18 @@ def test_where_reads_comma_separated_sections():
     assert cites("ToC 5; FAQ 2", "FAQ 2")
 
 
+def test_where_reads_lettered_sections(capsys):
+    """Rule texts lettered as Empire in Crisis's: O, O.8, O.8b (a part of O.8), ranges O.2-O.6."""
+    from interpreter.docsgen import cites
+    assert cites("EiC O.8b", "O.8") and cites("EiC O.8b", "O") and cites("EiC O.8b", "EiC O.8b")
+    assert cites("EiC O.2-O.6", "O.2") and cites("EiC O.2-O.6", "O.6")
+    assert not cites("EiC O.18", "O.1") and not cites("EiC O.2-O.6", "O.4")
+    assert cites("EiC E, J.1, Q.4", "Q.4") and cites("EiC E, J.1, Q.4", "E") and not cites("EiC Events 3", "E")
+    assert cites("PR 8b", "8") and not cites("PR 10.56", "10.5")
+    assert main(["where", "EiC O.8a"]) == 0
+    assert "procedures/siege_attrition (EiC O.8, O.8a)" in capsys.readouterr().out
+
+
 def test_a_game_with_forced_dice_replays_from_its_log(tmp_path):
     from interpreter import Game, load_ruleset
     from interpreter.gamelog import replay, write_log
