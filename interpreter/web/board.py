@@ -135,14 +135,22 @@ def _owner_colours(game: Game) -> dict[str, str]:
     return {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(game.players)}
 
 
-def _owner(game: Game, rec: dict[str, Any]) -> str | None:
-    """The player an entity belongs to: its first field that names a player."""
+def _owner(game: Game, rec: dict[str, Any], ents: dict[str, Any], depth: int = 1) -> str | None:
+    """The player an entity belongs to: its first field that names a player, else (one step
+    further) the owner of an entity it names (a place held through the piece on it). Only
+    ``ents``, the entities of the seat's view, are looked at."""
     kind = game.rs.kinds.get(rec.get("kind", ""))
     if kind is None:
         return None
     for f in kind.fields.values():
         if f.type is Type("ent", PLAYER_KIND) and rec.get(f.name) in game.players:
             return str(rec[f.name])
+    if depth > 0:
+        for f in kind.fields.values():
+            if f.type.tag == "ent" and isinstance(rec.get(f.name), str) and rec[f.name] in ents:
+                owner = _owner(game, ents[rec[f.name]], ents, depth - 1)
+                if owner is not None:
+                    return owner
     return None
 
 
@@ -199,7 +207,7 @@ def _svg(game: Game, view: dict[str, Any], graph: PlaceGraph, ids: set[str]) -> 
         x, y = graph.pos[e]
         ids.add(e)
         rec = ents[e]
-        colour = colours.get(_owner(game, rec) or "", "#f4ecd8")
+        colour = colours.get(_owner(game, rec, ents) or "", "#f4ecd8")
         out.append(f'<g class="place" data-value="{escape(e)}" tabindex="0">'
                    f'<title>{_label(game, e)}</title>'
                    f'<circle class="spot" cx="{x}" cy="{y}" r="13" style="fill:{colour}"/>'
@@ -212,7 +220,7 @@ def _svg(game: Game, view: dict[str, Any], graph: PlaceGraph, ids: set[str]) -> 
         for i, pid in enumerate(pieces[:MAX_PIECES]):  # in rows of five under the place
             row_len = min(5, min(len(pieces), MAX_PIECES) - i // 5 * 5)
             px, py = round(x - row_len * 5 + (i % 5) * 10, 1), round(y + 16 + (i // 5) * 10, 1)
-            pc = colours.get(_owner(game, ents.get(pid, {})) or "", "#555")
+            pc = colours.get(_owner(game, ents.get(pid, {}), ents) or "", "#555")
             ids.add(pid)
             out.append(f'<g class="piece" data-value="{escape(pid)}"><title>{_label(game, pid)}</title>'
                        f'<rect x="{px}" y="{py}" width="9" height="9" style="fill:{pc}"/></g>')
@@ -222,7 +230,7 @@ def _svg(game: Game, view: dict[str, Any], graph: PlaceGraph, ids: set[str]) -> 
     return "\n".join(out)
 
 
-def _items(game: Game, items: Any, ids: set[str]) -> str:
+def _items(game: Game, items: Any, ids: set[str], ents: dict[str, Any]) -> str:
     if isinstance(items, dict):  # hidden from this seat: only its size
         n = int(items.get("hidden", 0))
         return f'<span class="hidden">{n} hidden</span>' if n else '<span class="empty">empty</span>'
@@ -237,8 +245,8 @@ def _items(game: Game, items: Any, ids: set[str]) -> str:
     parts = []
     for label, same in list(groups.items())[:MAX_ITEMS]:
         ids.update(same)
-        rec = game.ents.get(same[0], {})
-        style = f' style="border-color:{colours[o]}"' if (o := _owner(game, rec)) in colours else ""
+        rec = ents.get(same[0], {})
+        style = f' style="border-color:{colours[o]}"' if (o := _owner(game, rec, ents)) in colours else ""
         also = f' data-also="{escape(" ".join(same[1:MAX_ITEMS]))}"' if len(same) > 1 else ""
         count = f" ×{len(same)}" if len(same) > 1 else ""
         parts.append(f'<span class="item" data-value="{escape(same[0])}"{also}{style}>{escape(label)}{count}</span>')
@@ -255,14 +263,14 @@ def _lists(game: Game, view: dict[str, Any], graph: PlaceGraph | None, ids: set[
     for key, items in zones.items():
         name, _, owner = key.partition("@")
         title = escape(name.replace("_", " "))
-        row = f'<li><span class="zone">{title}</span> {_items(game, items, ids)}</li>'
+        row = f'<li><span class="zone">{title}</span> {_items(game, items, ids, view["entities"])}</li>'
         if not owner:
             shared.append(row)
         elif owner in game.players:
             mine.append((owner, row))
         elif name not in place_zones and items:
             others.append(f'<li><span class="zone">{title} of {_label(game, owner)}</span> '
-                          f'{_items(game, items, ids)}</li>')
+                          f'{_items(game, items, ids, view["entities"])}</li>')
     out = ['<div class="zones">']
     if shared:
         out.append('<h3>Zones</h3><ul>' + "".join(shared) + "</ul>")

@@ -122,18 +122,23 @@ def _status_html(game: Game, seat: str) -> str:
     return f'<table class="status">{rows}</table>'
 
 
+def result_html(game: Game) -> str:
+    """The final ranking, as ``ludus play`` ends with it."""
+    result = game.result or {}
+    winners = set(result.get("winners", []))
+    rows = "".join(f"<tr><td>{i}</td><td>{escape(game.label_of(p))}</td><td>{escape(str(result['scores'][p]))}"
+                   f"</td><td>{'winner' if p in winners else ''}</td></tr>"
+                   for i, p in enumerate(result.get("ranking", []), 1))
+    return f'<h3 class="result">Game over: {escape(str(result.get("reason")))}</h3><table class="status">{rows}</table>'
+
+
 def _decision_html(room: Room, seat: str, drawn: set[str]) -> str:
     game = room.game
     note = room.notes.get(seat, "")
     out = [f'<p class="note">{escape(note)}</p>'] if note else []
     base = f"/game/{room.gid}/{escape(seat)}"
     if game.over:
-        result = game.result or {}
-        winners = set(result.get("winners", []))
-        rows = "".join(f"<tr><td>{i}</td><td>{escape(game.label_of(p))}</td><td>{escape(str(result['scores'][p]))}"
-                       f"</td><td>{'winner' if p in winners else ''}</td></tr>"
-                       for i, p in enumerate(result.get("ranking", []), 1))
-        out.append(f'<h3>Game over: {escape(str(result.get("reason")))}</h3><table class="status">{rows}</table>')
+        out.append(result_html(game))
         return "".join(out)
     deciders = game.deciders()
     if seat not in deciders:
@@ -225,7 +230,7 @@ def replay_page(rid: str, game: Game, n: int, total: int, lines: list[str], name
             f'<div id="lists">{drawing.lists}</div></section>'
             f'<aside class="side"><h2>{escape(name)}</h2>'
             f'<p class="position">decision <b id="decision-n">{n}</b> of {total}; {where}</p>'
-            f'<p class="nav">{" · ".join(nav)}</p>'
+            f'<p class="nav">{" · ".join(nav)}</p>{result_html(game) if game.over else ""}'
             f'<form method="get" action="/replay/{rid}"><label>go to decision '
             f'<input name="n" size="6" value="{n}"></label> <button type="submit">Go</button></form>'
             f'<h3>Narration</h3><div id="log" class="log">{narration_html(lines)}</div>'
