@@ -240,3 +240,12 @@ def test_serve_help_and_clear_errors(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "interpreter.web.app", None)  # as if the web extra were missing
     assert main(["serve"]) == 1
     assert "pip install 'ludus[web]'" in capsys.readouterr().err
+
+
+def test_texts_from_strangers_are_escaped(tmp_path):
+    hostile = "<img src=x onerror=alert(1)>"
+    with TestClient(build_app([hostile], tmp_path / "logs")) as c:
+        page = c.get("/").text
+        bad = c.post("/replay/upload?name=" + hostile, content=b"<script>alert(1)</script>\n").text
+    assert hostile not in page and "&lt;img src=x" in page
+    assert "<script>alert" not in bad and "&lt;script&gt;" in bad or "not valid JSON" in bad
