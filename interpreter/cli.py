@@ -346,6 +346,42 @@ def cmd_lsp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from .web.app import serve
+    except ImportError as exc:
+        raise LudusError([_arg_diag(f"'ludus serve' needs Starlette and uvicorn ({exc.name or exc} is not installed)",
+                                    "install them with: pip install 'ludus[web]'")]) from None
+    import socket
+
+    # Whether the port is free, before anything is loaded: a clear message rather than uvicorn's.
+    try:
+        infos = socket.getaddrinfo(args.host, args.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise LudusError([_arg_diag(f"cannot listen on --host {args.host[:80]}: {exc}",
+                                    "give an address of this machine, e.g. 127.0.0.1 or 0.0.0.0")]) from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise LudusError([_arg_diag(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+                                        "the port is taken (another ludus serve?): give another with --port")]) \
+                from None
+    for spec in args.rulesets:
+        load_ruleset(spec)  # a bad ruleset on the command line is an error now, not a page later
+    logs = Path(args.logs)
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LudusError([_arg_diag(f"cannot make the logs folder {args.logs}: {exc.strerror or exc}")]) from None
+    shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+    _out(f"ludus serve: open http://{shown}:{args.port}/ in your browser (Ctrl-C stops; games are logged in {logs})")
+    serve(args.rulesets, args.host, args.port, logs)
+    return 0
+
+
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="ludus", description="Ludus: a declarative rules interpreter for historical board games. "
@@ -493,6 +529,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "Started by an editor, not by hand. See docs/editor.md.")
     ls.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
     ls.set_defaults(func=cmd_lsp)
+
+    sv = sub.add_parser("serve", help="play, watch and replay games on a board in your browser (needs ludus[web])",
+                        description="Start a local web app: the bundled rulesets and those named here, a form to "
+                        "start a game with people and bots in its seats, each person's page (his board, status, "
+                        "choices, undo and narration: only what his seat may see), and a replay of any log. "
+                        "Each game's log is written to --logs after every decision, so a reloaded page or a "
+                        "restarted server goes on with it. See docs/serve.md.")
+    sv.add_argument("rulesets", nargs="*", metavar="RULESET", help="more rulesets to offer (names or folders)")
+    sv.add_argument("--port", type=_whole(1, 65535), default=8000, help="the port to listen on (default 8000)")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: the local "
+                    "network, for players on other computers)")
+    sv.add_argument("--logs", metavar="DIR", default="ludus-games",
+                    help="the folder of the games' logs (default ./ludus-games, made if missing)")
+    sv.set_defaults(func=cmd_serve)
     return p
 
 

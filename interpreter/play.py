@@ -172,8 +172,13 @@ def new_table(ruleset: str, setup: str | None, from_file: str | None, players: i
     return Table(game, seats, used, salted, log, told=told)
 
 
-def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
-    """The game a log records, replayed to its end, with its log opened to go on."""
+def resume_table(path: str, seat_specs: list[str], echo: Echo,
+                 on_choice: Callable[[Game, dict[str, Any]], None] | None = None) -> Table:
+    """The game a log records, replayed to its end, with its log opened to go on.
+
+    ``on_choice(game, entry)``: called before each logged choice is made again (the web
+    server notes there which decisions were secret, to keep their labels from other seats).
+    """
     _cut_incomplete_line(Path(path), echo)
     entries, _ = kept_entries(read_log(path), path)
     header = entries[0][1]
@@ -198,6 +203,8 @@ def resume_table(path: str, seat_specs: list[str], echo: Echo) -> Table:
         nonlocal table
         if table is None:
             table = seat(game)
+        if on_choice is not None:
+            on_choice(game, entry)
         bot = table.bots.get(entry["player"])
         if bot is not None and not salted:
             bot.choose(game, entry["player"])
