@@ -14,6 +14,7 @@ from pettingzoo.test import api_test  # noqa: E402
 
 from interpreter import Game, load_ruleset  # noqa: E402
 from interpreter.bots import make_bot  # noqa: E402
+from interpreter.loader import bundled_names  # noqa: E402
 from interpreter.rl import (  # noqa: E402
     LudusEnv,
     PolicyError,
@@ -32,6 +33,14 @@ def test_pettingzoo_api_test(name, players, cycles):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # advice for image observations and agent names like player_0
         api_test(env, num_cycles=cycles, verbose_progress=False)
+
+
+@pytest.mark.parametrize("name", bundled_names())
+def test_pettingzoo_api_test_on_every_bundled_ruleset(name):
+    env = ludus_env(name, seed=1)  # its usual number of players
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(env, num_cycles=10, verbose_progress=False)
 
 
 def random_actions(env: LudusEnv, rand: random.Random, limit: int = 100_000):
