@@ -14,10 +14,10 @@ from pettingzoo.test import api_test  # noqa: E402
 
 from interpreter import Game, load_ruleset  # noqa: E402
 from interpreter.bots import make_bot  # noqa: E402
+from interpreter.diagnostics import LudusError  # noqa: E402
 from interpreter.loader import bundled_names  # noqa: E402
 from interpreter.rl import (  # noqa: E402
     LudusEnv,
-    PolicyError,
     SingleAgentEnv,
     TooManyChoices,
     ludus_env,
@@ -220,7 +220,7 @@ def test_a_policy_file_plays_as_a_bot(tmp_path):
     with pytest.raises(ValueError, match="is not a policy file"):
         make_bot(f"policy:{tmp_path / 'bad.npz'}", 0, "red")
     other = Game.new(rs, players=3, seed=1)
-    with pytest.raises(PolicyError, match="trained on dice_race with 2 players"):
+    with pytest.raises(LudusError, match="trained on dice_race with 2 players, not dice_race with 3"):
         bot = make_bot(f"policy:{path}", 0, "red")
         while True:
             who = other.deciders()[0]

@@ -24,6 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..bots import seat_bots
+from ..diagnostics import Diagnostic, Loc, LudusError
 from ..loader import load_ruleset
 from ..model import Ruleset
 from ..runtime import Game
@@ -35,7 +36,13 @@ ACTIVATIONS = ("tanh", "relu")
 
 
 class PolicyError(ValueError):
-    """A policy file that cannot be used (missing, unreadable, or made for another game)."""
+    """A policy file that cannot be used (missing or unreadable: when the bot is made)."""
+
+
+def _mismatch(path: str, message: str) -> LudusError:
+    """A policy made for another game, found at its first decision: a located error, which the
+    commands print as one line (not a traceback)."""
+    return LudusError([Diagnostic(Loc(path), message, "retrain the policy for this ruleset and player count")])
 
 
 def save_policy(path: str | Path, weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], *,
@@ -100,12 +107,12 @@ class PolicyBot:
         meta = self.policy.meta
         if self._encoder is None:
             if game.rs.name != meta["ruleset"] or len(game.players) != meta["players"]:
-                raise PolicyError(f"'{self.policy.path}' was trained on {meta['ruleset']} with {meta['players']} "
-                                  f"players, not {game.rs.name} with {len(game.players)}")
+                raise _mismatch(self.policy.path, f"this policy was trained on {meta['ruleset']} with "
+                                f"{meta['players']} players, not {game.rs.name} with {len(game.players)}")
             enc = Encoder(game.rs, game.players, int(meta["max_actions"]))
             if enc.size != meta["inputs"]:
-                raise PolicyError(f"'{self.policy.path}' expects {meta['inputs']} inputs; this version of "
-                                  f"{game.rs.name} encodes {enc.size}: retrain the policy")
+                raise _mismatch(self.policy.path, f"this policy expects {meta['inputs']} inputs; this version "
+                                f"of {game.rs.name} encodes {enc.size}: retrain the policy")
             self._encoder = enc
         return self._encoder
 
