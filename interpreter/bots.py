@@ -227,8 +227,33 @@ OPTIONS: dict[str, tuple[str, ...]] = {"random": (), "greedy": (), "mcts": ("pla
                                        "umpire": ()}
 
 
+POLICY_PREFIX = "policy:"
+
+
+def _policy_bot(kind: str, seed: int | str, seat: str) -> Bot:
+    """``policy:FILE``: a trained policy file played by interpreter.rl (the optional extra ``rl``)."""
+    path = kind.strip()[len(POLICY_PREFIX):]
+    if not path:
+        raise ValueError("a policy bot names its file: policy:FILE")
+    try:
+        from .rl.policy import PolicyBot, PolicyError  # numpy and gymnasium: only for this bot
+    except ImportError as exc:
+        raise ValueError(f"policy bots need the rl extra (pip install 'ludus[rl]'): {exc}") from None
+    try:
+        bot: Bot = PolicyBot(path, seed, seat)
+    except PolicyError as exc:
+        raise ValueError(str(exc)) from None
+    return bot
+
+
 def bot_problem(kind: str) -> str | None:
-    """Why ``kind`` does not name a bot (None when it does)."""
+    """Why ``kind`` does not name a bot (None when it does); ``policy:FILE`` loads the file to see."""
+    if kind.strip().startswith(POLICY_PREFIX):
+        try:
+            _policy_bot(kind, 0, "")
+        except ValueError as exc:
+            return str(exc)
+        return None
     try:
         name, params = _parse(kind)
     except ValueError as exc:
@@ -245,7 +270,10 @@ def bot_problem(kind: str) -> str | None:
 
 
 def make_bot(kind: str, seed: int | str, seat: str) -> Bot:
-    """A bot by name, e.g. 'random', 'greedy', 'mcts' or 'mcts:playouts=16:depth=30:width=4'."""
+    """A bot by name, e.g. 'random', 'greedy', 'mcts', 'mcts:playouts=16:depth=30:width=4' or
+    'policy:FILE' (a trained policy, docs/rl.md); a bad kind or policy file is a ValueError."""
+    if kind.strip().startswith(POLICY_PREFIX):
+        return _policy_bot(kind, seed, seat)
     problem = bot_problem(kind)
     if problem:
         raise ValueError(problem)

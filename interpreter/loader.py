@@ -305,7 +305,8 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: st
         seats=[str(s) for s in merged_manifest.get("seats", [])], folder=str(path.parent),
         digest=digest, data=doc.data, smap=doc.smap,
         step_budget=_limit(doc, limits, "steps"), work_budget=_limit(doc, limits, "work"),
-        chain=[str(p) for p, _m, _s in doc.manifests], umpire=merged_manifest.get("umpire") is True)
+        chain=[str(p) for p, _m, _s in doc.manifests], umpire=merged_manifest.get("umpire") is True,
+        rl_max_actions=(merged_manifest.get("rl") or {}).get("max_actions"))
 
 
 def _limit(doc: Document, limits: dict[str, Any], key: str) -> int:

@@ -315,6 +315,7 @@ class Ruleset:
     work_budget: int = LIMITS["work"][1]
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
     umpire: bool = False  # the manifest declares the umpire seat (docs/umpire.md)
+    rl_max_actions: int | None = None  # the manifest's 'rl: max_actions' (docs/rl.md), else None
     # The remembered results of functions (Game.memos): how many functions remember, and for
     # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
     # to forget (memo_always: those forgotten at every change); see dsl/compiler._memo_readers.
