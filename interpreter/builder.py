@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .boardcheck import check_board
 from .buildvalues import ValueChecks
 from .diagnostics import Diagnostic, did_you_mean
 from .dsl import types as T
@@ -407,6 +408,7 @@ class RuleTexts:
         c.check_signals()
         rs.signals = set(c.signals)
         self.report(player)
+        check_board(self)
         c.finish()
 
     def fog(self, player: T.Type) -> None:

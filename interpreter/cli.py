@@ -376,9 +376,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         logs.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LudusError([_arg_diag(f"cannot make the logs folder {args.logs}: {exc.strerror or exc}")]) from None
+    results = Path(args.results) if args.results else None
+    if results is not None and not results.is_dir():
+        raise LudusError([_arg_diag(f"--results {args.results}: no such folder",
+                                    "give the folder holding 'ludus simulate --out' result folders")])
     shown = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
     _out(f"ludus serve: open http://{shown}:{args.port}/ in your browser (Ctrl-C stops; games are logged in {logs})")
-    serve(args.rulesets, args.host, args.port, logs)
+    serve(args.rulesets, args.host, args.port, logs, results)
     return 0
 
 
@@ -543,6 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "network, for players on other computers)")
     sv.add_argument("--logs", metavar="DIR", default="ludus-games",
                     help="the folder of the games' logs (default ./ludus-games, made if missing)")
+    sv.add_argument("--results", metavar="DIR", default=None,
+                    help="a folder of 'ludus simulate/compare --out' results, shown as balance reports on /report")
     sv.set_defaults(func=cmd_serve)
     return p
 

@@ -18,7 +18,7 @@ def entries(rs: Ruleset) -> list[tuple[str, str, dict[str, Any]]]:
     for sec in ENTRY_SECTIONS:
         for eid, spec in (rs.data.get(sec) or {}).items():
             out.append((sec, eid, spec or {}))
-    for single in ("scoring", "report"):  # one entry each, not a mapping of ids
+    for single in ("scoring", "report", "board"):  # one entry each, not a mapping of ids
         if rs.data.get(single):
             out.append((single, single, rs.data[single]))
     for i, patch in enumerate(rs.data.get("patches") or []):
@@ -27,7 +27,7 @@ def entries(rs: Ruleset) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _loc(rs: Ruleset, sec: str, eid: str, spec: dict[str, Any]) -> str:
-    if sec in ("scoring", "report"):
+    if sec in ("scoring", "report", "board"):
         return str(rs.smap.loc((sec,), key=True))
     if sec == "patches":
         return str(rs.smap.loc(("patches", spec["_index"])))

@@ -192,7 +192,7 @@ def blocks(rs: Ruleset, base: Ruleset | None = None) -> list[Block]:
     if len(rs.chain) > 1:
         out.append(Block("p", "Built on: " + " -> ".join(Path(p).parent.name for p in rs.chain)))
     sections = [s for s in TITLES if rs.data.get(s)]
-    sections += [s for s in rs.data if s not in TITLES and s not in ("patches", "scoring", "report") and isinstance(rs.data[s], dict)]
+    sections += [s for s in rs.data if s not in TITLES and s not in ("patches", "scoring", "report", "board") and isinstance(rs.data[s], dict)]
     for sec in sections:
         out.append(Block("h2", TITLES.get(sec, sec.replace("_", " ").capitalize())))
         if sec == "entities":
@@ -209,11 +209,12 @@ def blocks(rs: Ruleset, base: Ruleset | None = None) -> list[Block]:
         scoring = rs.data["scoring"]
         out.append(Block("entry", "scoring", place=place(rs, ("scoring",)), source=str(scoring.get("source", ""))))
         _generic(rs, "scoring", scoring, out)
-    if isinstance(rs.data.get("report"), dict):  # one entry, like scoring
-        out.append(Block("h2", "Report"))
-        report = rs.data["report"]
-        out.append(Block("entry", "report", place=place(rs, ("report",)), source=str(report.get("source", ""))))
-        _generic(rs, "report", report, out)
+    for single, title in (("report", "Report"), ("board", "Board")):  # one entry each, like scoring
+        if isinstance(rs.data.get(single), dict):
+            out.append(Block("h2", title))
+            spec = rs.data[single]
+            out.append(Block("entry", single, place=place(rs, (single,)), source=str(spec.get("source", ""))))
+            _generic(rs, single, spec, out)
     _changes(rs, base, out)
     return out
 

@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 ENGINE_FORMAT = "ludus-1"
+PRESENTATION_SECTIONS = ("board",)  # left out of the ruleset's digest
 SECTIONS = ("kinds", "zones", "globals", "entities", "tables", "functions", "modifier_points",
             "procedures", "actions", "scoring", "patches")
 
@@ -293,7 +294,13 @@ def _new_ruleset(doc: Document, path: Path, manifest: dict[str, Any], digest: st
         merged_manifest.update({k: v for k, v in m.items() if k != "files"})
     limits = merged_manifest.get("limits") or {}
     if digest is None:
-        digest_src = json.dumps({"engine": ENGINE_FORMAT, "manifest": merged_manifest, "data": doc.data},
+        # The board (how ludus serve draws the game) is presentation, not rules: adding or
+        # changing one leaves the digest, and so every saved game and log, valid (docs/board.md).
+        rules = {k: v for k, v in doc.data.items() if k not in PRESENTATION_SECTIONS}
+        if rules.get("patches"):  # an overlay's patches of the board are presentation too
+            rules["patches"] = [p for p in rules["patches"] if not (isinstance(p, dict) and str(
+                p.get("path", "")).strip("/").split("/")[0] in PRESENTATION_SECTIONS)]
+        digest_src = json.dumps({"engine": ENGINE_FORMAT, "manifest": merged_manifest, "data": rules},
                                 sort_keys=True, ensure_ascii=False)
         digest = hashlib.sha256(digest_src.encode("utf-8")).hexdigest()
     players = merged_manifest.get("players", players)

@@ -270,6 +270,32 @@ class ReportDef:
 
 
 @dataclass
+class BoardDef:
+    """The ``board:`` section, checked and compiled (presentation only: not part of the digest).
+
+    See docs/board.md. Expressions are ``fn(game, locals)`` of ``it`` (a place, an item) or ``p``
+    (a player); the web board evaluates them on a game made of one seat's view.
+    """
+
+    size: tuple[int, int] = (1000, 640)
+    colours: dict[str, str] = field(default_factory=dict)  # seat -> colour
+    kind: str | None = None  # the kind drawn as places (regions)
+    at: dict[str, tuple[float, float]] = field(default_factory=dict)  # place -> its point
+    shape: str = "circle"
+    place_size: tuple[float, float] = (14.0, 14.0)  # a circle's radius (twice) or a rectangle's width, height
+    links: list[str] = field(default_factory=list)  # list fields drawn as connections, the first solid
+    pieces: list[str] = field(default_factory=list)  # zones per place drawn as stacks
+    located: list[tuple[str, str]] = field(default_factory=list)  # (kind, field naming a place)
+    owner: ExprFn | None = None  # of 'it': the player whose colour fills the place
+    detail: ExprFn | None = None  # of 'it': a short text under the place
+    tracks: dict[str, tuple[str, ExprFn, int]] = field(default_factory=dict)  # id -> (label, value of p, max)
+    mat_zones: list[str] = field(default_factory=list)  # zones per player shown on his mat
+    mat_fields: list[str] = field(default_factory=list)  # fields of the player shown on his mat
+    # id -> (zone, x, y, width, height, title, item template of 'it' or None)
+    areas: dict[str, tuple[str, float, float, float, float, str, ExprFn | None]] = field(default_factory=dict)
+
+
+@dataclass
 class Ruleset:
     """Everything needed to run a game; immutable once loaded."""
 
@@ -309,6 +335,7 @@ class Ruleset:
     # entities then; without it they cost nothing more).
     fog: bool = False
     report: ReportDef | None = None  # the 'report:' entry (ludus report)
+    board: BoardDef | None = None  # the 'board:' entry (ludus serve; see docs/board.md)
     setup: str | None = None  # the set-up this ruleset was loaded with (load_ruleset(setup=...))
     default_players: int = 0  # the usual count (manifest players: default; else min): a scenario's default
     step_budget: int = LIMITS["steps"][1]

@@ -19,7 +19,7 @@ from .yamlsource import PathKey, SourceMap
 if TYPE_CHECKING:
     from .finder import Document
 
-SINGLE_SECTIONS = ("scoring", "report")
+SINGLE_SECTIONS = ("scoring", "report", "board")
 _INDEX = re.compile(r"-?[0-9]{1,18}\Z")  # a list index in a patch path (ASCII digits, the whole step)
 
 

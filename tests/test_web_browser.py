@@ -3,8 +3,8 @@
 The server runs as a real process (``python -m interpreter serve``); the browser starts a game
 of Time of Crisis as red against bots, plays by clicking (the board once, choice buttons),
 undoes a decision, reloads the page and finds the same decision, then replays a finished log
-to its end. Screenshots of the board at three moments are kept in tests/artifacts/web/, and
-the test fails if the board is blank.
+to its end. Screenshots of the board (the ruleset's own, from its board.yaml) at three moments
+are kept in tests/artifacts/web/, and the test fails if the board is blank.
 
 Chromium comes from Debian's packages (`apt-get install chromium`; .ci/run installs it), not
 from Playwright's downloads: nothing is fetched at test time.
@@ -85,6 +85,9 @@ def check_board(page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     drawn = page.locator("#board svg").evaluate("s => s.querySelectorAll('circle, line, rect').length")
     assert drawn >= MIN_DRAWN, f"the board has only {drawn} shapes"
+    # the ruleset's own board (rulesets/time_of_crisis/board.yaml): its map, tracks and mats
+    assert page.locator("#board svg.data").count() == 1, "the board section was not drawn"
+    assert page.locator("#board svg g.mat").count() == 4 and page.locator("#board svg g.track").count() >= 1
     path = ARTIFACTS / f"{name}.png"
     page.locator("#board svg").screenshot(path=str(path))
     pixels = imread(str(path))

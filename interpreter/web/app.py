@@ -7,7 +7,10 @@ Routes (every answer is HTML unless it says JSON):
   ``POST /game/ID/SEAT/choose`` (``index``, ``version``) and ``POST /game/ID/SEAT/undo``;
 - ``GET /replay``: choose a log; ``GET /replay/open?log=NAME`` (a log of the logs folder) and
   ``POST /replay/upload`` (the log as the request's body) open one; ``GET /replay/RID?n=N``
-  shows the position after decision N.
+  shows the position after decision N;
+- ``GET /report``: the runs of ``--results DIR``; ``GET /report/run?name=RUN`` one run's summary,
+  plots (``/report/plot?name=RUN&plot=NAME.png``) and games; ``POST /report/open`` (``name``,
+  ``game``) plays one of its games again from its seed and bots and opens it in the replay.
 
 Requests are untrusted: a form's ruleset must be one the server offers (no path from the
 browser is ever opened), bodies are read up to a limit, names are checked against patterns,
@@ -40,6 +43,9 @@ from ..model import UMPIRE, Ruleset
 from ..play import MAX_SEED
 from . import pages
 from .replays import Replays
+from .results import Results, game_to_open
+from .results import index_page as report_index
+from .results import run_page as report_run
 from .rooms import Rooms, WebError
 from .script import SCRIPT
 
@@ -52,7 +58,7 @@ MAX_REPLAY_LINES = 2000  # the most recent lines of narration a replay page show
 class Server:
     """What one ``ludus serve`` holds: the rulesets it offers, its games and replays."""
 
-    def __init__(self, rulesets: list[str], logs: Path) -> None:
+    def __init__(self, rulesets: list[str], logs: Path, results: Path | None = None) -> None:
         # The rulesets named on the command line, then the bundled ones; a form names one by key.
         self.specs: dict[str, str] = {}
         for spec in rulesets:
@@ -64,6 +70,7 @@ class Server:
         self.rooms = Rooms(logs)
         self.replays = Replays()
         self.uploads = Path(tempfile.mkdtemp(prefix="ludus-serve-"))
+        self.results = Results(results)
 
     def ruleset(self, key: str) -> tuple[Ruleset | None, str]:
         if key not in self.loaded:
@@ -108,9 +115,10 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "") or request.url.path.startswith("/api/")
 
 
-def build_app(rulesets: list[str], logs: Path) -> Starlette:
-    """The web application for these rulesets (names or folders), writing game logs to ``logs``."""
-    server = Server(rulesets, logs)
+def build_app(rulesets: list[str], logs: Path, results: Path | None = None) -> Starlette:
+    """The web application for these rulesets (names or folders), writing game logs to ``logs``;
+    ``results``: a folder of simulate/compare results shown on /report."""
+    server = Server(rulesets, logs, results)
 
     async def index(request: Request) -> Response:
         listed = await run_in_threadpool(lambda: [(k, *server.ruleset(k)) for k in server.specs])
@@ -232,6 +240,43 @@ def build_app(rulesets: list[str], logs: Path) -> Starlette:
             return pages.replay_page(rid, game, n, rep.total, rep.narration(n)[-MAX_REPLAY_LINES:], rep.name)
         return HTMLResponse(await run_in_threadpool(build))
 
+    async def report_list(request: Request) -> Response:
+        return HTMLResponse(await run_in_threadpool(report_index, server.results))
+
+    async def report_page(request: Request) -> Response:
+        name = request.query_params.get("name", "")
+        return HTMLResponse(await run_in_threadpool(report_run, server.results, name, server.specs))
+
+    async def report_plot(request: Request) -> Response:
+        data = await run_in_threadpool(server.results.plot, request.query_params.get("name", ""),
+                                       request.query_params.get("plot", ""))
+        return Response(data, media_type="image/png")
+
+    async def report_open(request: Request) -> Response:
+        form = await _form(request)
+        index = _number(form.get("game"), "the game", 10**9)
+        if index is None:
+            raise WebError(400, "no game given")
+        key, players, bots, seed = await run_in_threadpool(game_to_open, server.results, form.get("name", ""),
+                                                           index, server.specs)
+        rs, problem = await run_in_threadpool(server.ruleset, key)
+        if rs is None:
+            raise WebError(400, problem)
+        run_digest = ((await run_in_threadpool(_run_info, form.get("name", ""))).get("ruleset") or {}).get("digest")
+        if run_digest != rs.digest:
+            raise WebError(409, f"the ruleset '{key}' has changed since this run (digest {str(run_digest)[:12]}, now "
+                                f"{rs.digest[:12]}): its games would not be the same")
+        seats = {s: k for s, k in bots.items() if s in rs.seat_names(players)}
+        if rs.umpire:
+            seats[UMPIRE] = "umpire"
+        room = await run_in_threadpool(server.rooms.create, server.specs[key], players, seats, seed)
+        return RedirectResponse(f"/replay/open?log={room.gid}.jsonl", status_code=303)
+
+    def _run_info(name: str) -> dict[str, Any]:
+        from .results import plan_of
+
+        return plan_of(server.results.run(name))
+
     async def script(request: Request) -> Response:
         return Response(SCRIPT, media_type="text/javascript")
 
@@ -258,6 +303,8 @@ def build_app(rulesets: list[str], logs: Path) -> Starlette:
         Route("/game/{gid}/{seat}/undo", undo, methods=["POST"]),
         Route("/replay", replay_index), Route("/replay/open", replay_open),
         Route("/replay/upload", replay_upload, methods=["POST"]), Route("/replay/{rid}", replay_at),
+        Route("/report", report_list), Route("/report/run", report_page), Route("/report/plot", report_plot),
+        Route("/report/open", report_open, methods=["POST"]),
         Route("/static/ludus.js", script),
     ]
     handlers: dict[Any, Any] = {WebError: web_error, 404: not_found, 405: not_found, Exception: crash}
@@ -272,9 +319,9 @@ def build_app(rulesets: list[str], logs: Path) -> Starlette:
     return app
 
 
-def serve(rulesets: list[str], host: str, port: int, logs: Path) -> None:
+def serve(rulesets: list[str], host: str, port: int, logs: Path, results: Path | None = None) -> None:
     """Run the application with uvicorn until Ctrl-C."""
     import uvicorn
 
-    app = build_app(rulesets, logs)
+    app = build_app(rulesets, logs, results)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -161,6 +161,13 @@ def _label(game: Game, eid: str) -> str:
 def draw(game: Game, view: dict[str, Any]) -> Drawing:
     """The board as ``view`` shows it (``view`` is ``game.view(seat)``)."""
     ids: set[str] = set()
+    if game.rs.board is not None:  # the ruleset says how its board looks: drawn from that
+        from .databoard import draw_board
+
+        lists = _lists(game, view, None, ids)
+        drawing = draw_board(game, view, f'<details class="allzones"><summary>Every zone</summary>{lists}</details>')
+        drawing.ids |= ids
+        return drawing
     graph = place_graph(game.rs)
     svg = _svg(game, view, graph, ids) if graph is not None else ""
     lists = _lists(game, view, graph, ids)

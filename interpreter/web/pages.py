@@ -34,6 +34,14 @@ svg .bg{fill:#eef3f6}svg .link0{stroke:#889;stroke-width:2}svg .link1{stroke:#58
 svg .link2{stroke:#a85;stroke-dasharray:2 4}svg .spot{stroke:#333;stroke-width:1.5}
 svg text{font-size:12px;text-anchor:middle;pointer-events:none}svg .count{font-size:10px;fill:#555}
 svg .piece rect{stroke:#111}svg .more{font-size:10px}
+svg .detail{font-size:9px;fill:#444}svg .count{text-anchor:start}svg .line,svg .areatitle,svg .tracktitle,
+svg .who,svg .value,svg .mattitle{text-anchor:start;font-size:11px}svg .areatitle,svg .tracktitle,svg .mattitle{font-weight:bold}
+svg .areabox,svg .matbox{fill:#fffdf6;stroke:#bba;stroke-width:1.5}svg .trackbox{fill:#fff;stroke:#999}
+svg tspan.hidden{fill:#777;font-style:italic}svg tspan.field{fill:#666}svg tspan.entry{pointer-events:auto}
+svg tspan.entry.clickable{fill:#e00;font-weight:bold;text-decoration:underline}svg .piece text{font-size:9px}
+.allzones{margin-top:.5em}img.plot{max-width:100%;border:1px solid #ccc}figure{margin:.5em 0}
+table.games td,table.games th{padding:0 .5em;text-align:left;font-size:.9em}table.games form{display:inline}
+pre.summary{background:#fff;border:1px solid #ccc;padding:.5em;overflow-x:auto;font-size:12px}
 .clickable{cursor:pointer}svg .place.clickable .spot{stroke:#e00;stroke-width:4}
 svg .piece.clickable rect{stroke:#e00;stroke-width:3}.item.clickable{outline:2px solid #e00}
 .zones ul{list-style:none;padding-left:0;margin:.2em 0}.zones h3{margin:.6em 0 .2em;font-size:1em}
@@ -54,7 +62,8 @@ def page(title: str, body: str, attrs: str = "", script: bool = True) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<style>{STYLE}</style></head><body{attrs}>'
-            f'<header><a href="/">Ludus</a> · <a href="/replay">Replay a log</a> · {escape(title)}</header>'
+            f'<header><a href="/">Ludus</a> · <a href="/replay">Replay a log</a> · '
+            f'<a href="/report">Balance reports</a> · {escape(title)}</header>'
             f'{body}{tail}</body></html>')
 
 
