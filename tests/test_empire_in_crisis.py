@@ -164,7 +164,7 @@ def test_a_season_report_names_the_season(rs, tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", "empire_in_crisis", "--log", str(log), "--player", "red", "--season", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("== The spring of year 1 ==")
+    assert out.startswith("== Report 1 to red: the spring of year 1 ==")
     assert "treasury" in out and "armies" in out
 
 
