@@ -2,7 +2,8 @@
 
 Ray (https://www.ray.io, the ``cluster`` extra) is imported only here and only when
 ``--cluster`` is given. The games are handed out in *batches* (a task plays several
-consecutive games, to amortise Ray's per-task cost); each game is played by
+consecutive games, to amortise Ray's per-task cost; the size follows the measured cost of a
+game, see :func:`batch_size`); each game is played by
 :func:`interpreter.simulate.play_game`, the very function the local pool runs, with the
 same per-game seed, so a record does not depend on where it was played. The batches come
 back in any order and are handed on in game order, so the files are byte-identical to a
@@ -27,9 +28,11 @@ The addresses (``--cluster``):
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import socket
+import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -45,6 +48,7 @@ INSTALL_HINT = "install Ray with: pip install 'ludus[cluster]'"
 MAX_ATTEMPTS = 4  # tries of one batch (the first and three reruns) before the run gives up
 MAX_BATCH = 64  # games per task at most: a lost task costs at most this many reruns
 BATCHES_PER_CPU = 4  # at least this many batches per CPU, so that a slow batch does not idle the others
+TASK_SECONDS = 2.0  # what a task should take: Ray's ~1 ms per task is then 0.05 % of it
 IN_FLIGHT_PER_CPU = 2  # tasks submitted per CPU ahead of the results: bounds the driver's memory
 CONNECT_TIMEOUT = 5.0  # seconds to reach an explicit address before calling it unreachable
 
@@ -125,7 +129,7 @@ class RaySession:
             raise _error(f"--cluster {spec.text}: this process is connected to Ray already",
                          "give --cluster ray to use that connection")
         # Ray's task, defined once per session. max_retries=0: a batch whose worker died is
-        # resubmitted by the driver itself (_BatchRunner), which can then count the reruns.
+        # resubmitted by the driver itself (_BatchQueue), which can then count the reruns.
         self.remote = self.ray.remote(num_cpus=1, max_retries=0)(play_batch)
 
     def _connect(self, local_cpus: int | None) -> None:
@@ -159,10 +163,19 @@ class RaySession:
         return sum(1 for n in self.ray.nodes() if n.get("Alive"))
 
 
-def batch_size(games: int, cpus: int) -> int:
-    """Games per task: at least BATCHES_PER_CPU batches per CPU (load balance at the end of a
-    run), at most MAX_BATCH games (what one lost task costs), at least 1."""
-    return max(1, min(MAX_BATCH, games // (cpus * BATCHES_PER_CPU)))
+def batch_size(remaining: int, cpus: int, seconds_per_game: float | None) -> int:
+    """Games in the next task.
+
+    Enough games for a task to take about TASK_SECONDS (so Ray's per-task cost is
+    negligible: 64 games of a 2 ms game, one game of a search bot's 30 s game); one game
+    while no game has been timed yet; at most MAX_BATCH (what a lost task costs) and at most
+    a BATCHES_PER_CPU-th of the remaining games per CPU, so that batches shrink towards the
+    end of a run and no CPU is left idle while another finishes a long one.
+    """
+    if seconds_per_game is None:
+        return 1
+    cap = max(1, min(MAX_BATCH, remaining // (cpus * BATCHES_PER_CPU)))
+    return max(1, min(cap, int(TASK_SECONDS / max(seconds_per_game, 1e-6))))
 
 
 # ================================================================== on a worker
@@ -170,13 +183,13 @@ _LOADED: dict[tuple[str, str | None], Ruleset] = {}  # per worker process: a rul
 
 
 def play_batch(plan: Any, source: str, digest: str, start: int, stop: int) -> dict[str, Any]:
-    """Ray task: play games ``start`` … ``stop - 1`` of the plan; their records, in order.
+    """Ray task: play games ``start`` … ``stop - 1`` of the plan; their records' lines, in order.
 
     ``source`` is the ruleset as this worker should load it (a bundled name, or an absolute
     path, which must exist on every machine). A ruleset whose digest differs from the
     driver's would play other games: it is refused, not played.
     """
-    from .simulate import play_game  # not at import: simulate imports this module's users
+    from .simulate import play_game, record_line  # not at import time: simulate uses this module
 
     where = f"{socket.gethostname()} (pid {os.getpid()})"
     key = (source, plan.setup)
@@ -191,7 +204,11 @@ def play_batch(plan: Any, source: str, digest: str, start: int, stop: int) -> di
     if rs.digest != digest:
         return {"error": f"a worker on {where} has another version of {plan.ruleset} "
                          f"(digest {rs.digest[:12]}, the driver's {digest[:12]})"}
-    return {"records": [play_game(rs, plan, i) for i in range(start, stop)], "where": where}
+    # As games.jsonl lines: the text is what the driver writes, and what it holds while a
+    # batch waits for its turn (a third of the memory of the records as Python objects).
+    began = time.perf_counter()
+    lines = [record_line(play_game(rs, plan, i)) for i in range(start, stop)]
+    return {"lines": lines, "seconds": time.perf_counter() - began, "where": where}
 
 
 # ================================================================== on the driver
@@ -201,26 +218,28 @@ class StreamReport:
 
     cpus: int = 0
     nodes: int = 0
-    batch: int = 0
+    smallest: int = 0  # games per task, the least and the most
+    largest: int = 0
     reruns: int = 0  # games played again because their worker died
     failures: list[str] = field(default_factory=list)  # one line per lost batch
 
     def describe(self) -> str:
-        return f"Ray: {self.cpus} CPU(s) on {self.nodes} node(s), {self.batch} game(s) per task"
+        sizes = f"{self.smallest}" if self.smallest == self.largest else f"{self.smallest}-{self.largest}"
+        return f"Ray: {self.cpus} CPU(s) on {self.nodes} node(s), {sizes} game(s) per task"
 
 
 @contextmanager
 def ray_stream(session: RaySession, rs: Ruleset, plan: Any, first: int,
-               report: StreamReport) -> Iterator[Iterator[dict[str, Any]]]:
-    """The records of games ``first`` … ``plan.games - 1``, in game order, played as Ray tasks."""
-    runner = _BatchRunner(session, rs, plan, first, report)
+               report: StreamReport) -> Iterator[Iterator[tuple[dict[str, Any], str | None]]]:
+    """Games ``first`` … ``plan.games - 1`` played as Ray tasks: (record, games.jsonl line), in game order."""
+    queue = _BatchQueue(session, rs, plan, first, report)
     try:
-        yield runner.records()
+        yield queue.records()
     finally:
-        runner.cancel()
+        queue.cancel()
 
 
-class _BatchRunner:
+class _BatchQueue:
     def __init__(self, session: RaySession, rs: Ruleset, plan: Any, first: int, report: StreamReport) -> None:
         self.session, self.plan, self.report = session, plan, report
         self.ray = session.ray
@@ -228,35 +247,55 @@ class _BatchRunner:
         # folder is not the driver's); a bundled name is loaded from each node's install.
         self.source = str(Path(plan.ruleset).resolve()) if Path(plan.ruleset).exists() else plan.ruleset
         self.digest = rs.digest
+        # Stored once in Ray's object store, not sent with every task (a --from position can be large).
+        self.plan_ref = self.ray.put(plan)
         report.cpus, report.nodes = session.cpus(), session.nodes()
-        report.batch = batch_size(plan.games - first, report.cpus)
-        self.todo = deque((s, min(s + report.batch, plan.games)) for s in range(first, plan.games, report.batch))
+        self.cursor = first  # the first game not yet handed out
+        self.retry: deque[tuple[int, int, int]] = deque()  # lost batches to send again: (start, stop, attempt)
+        self.timed_games, self.timed_seconds = 0, 0.0  # what the games played so far cost
         self.pending: dict[Any, tuple[int, int, int]] = {}  # task -> (start, stop, attempt)
-        self.done: dict[int, list[dict[str, Any]]] = {}  # start -> records, waiting for their turn
+        self.done: dict[int, list[str]] = {}  # start -> the batch's lines, waiting for their turn
         self.next = first
 
     def _submit(self, start: int, stop: int, attempt: int) -> None:
-        ref = self.session.remote.remote(self.plan, self.source, self.digest, start, stop)
+        ref = self.session.remote.remote(self.plan_ref, self.source, self.digest, start, stop)
         self.pending[ref] = (start, stop, attempt)
 
     def _fill(self) -> None:
-        # Keep every CPU busy, but do not run far ahead of the oldest unfinished batch:
-        # the batches done out of order wait in memory until it arrives.
+        while self.retry:  # a lost batch first: the games after it wait for it
+            self._submit(*self.retry.popleft())
+        # Keep every CPU busy, but do not run far ahead of the oldest unfinished batch: the
+        # batches done out of order wait in memory (as text, ~2 KB a game) until it arrives.
         limit = self.report.cpus * IN_FLIGHT_PER_CPU
-        ahead = self.report.batch * limit * 4
-        while self.todo and len(self.pending) < limit and self.todo[0][0] < self.next + ahead:
-            self._submit(*self.todo.popleft(), attempt=1)
+        ahead = limit * MAX_BATCH * 2  # games
+        games = self.plan.games
+        while self.cursor < games and len(self.pending) < limit and self.cursor < self.next + ahead:
+            per_game = self.timed_seconds / self.timed_games if self.timed_games else None
+            size = batch_size(games - self.cursor, self.report.cpus, per_game)
+            stop = min(self.cursor + size, games)
+            self._submit(self.cursor, stop, attempt=1)
+            report = self.report
+            report.smallest = min(report.smallest or size, stop - self.cursor)
+            report.largest = max(report.largest, stop - self.cursor)
+            self.cursor = stop
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self) -> Iterator[tuple[dict[str, Any], str | None]]:
         while self.next < self.plan.games:
             if self.next in self.done:
                 batch = self.done.pop(self.next)
                 self.next += len(batch)
-                yield from batch
+                for line in batch:
+                    yield json.loads(line), line
                 continue
             self._fill()
-            ready, _ = self.ray.wait(list(self.pending), num_returns=1)
-            self._collect(ready[0])
+            # Wait for one batch, then take every other that is done too: one ray.wait per
+            # result would cost the driver O(tasks in flight) each time on a large cluster.
+            refs = list(self.pending)
+            ready, rest = self.ray.wait(refs, num_returns=1)
+            if rest:
+                ready += self.ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+            for ref in ready:
+                self._collect(ref)
 
     def _collect(self, ref: Any) -> None:
         start, stop, attempt = self.pending.pop(ref)
@@ -273,11 +312,13 @@ class _BatchRunner:
                 raise _error(f"games {start}-{stop - 1} were lost {attempt} times on Ray ({what})",
                              "see 'ray status' and the workers' logs (/tmp/ray/session_latest/logs)") from None
             self.report.reruns += stop - start
-            self._submit(start, stop, attempt + 1)
+            self.retry.append((start, stop, attempt + 1))
             return
         if "error" in result:
             raise _error(result["error"], "install the same ludus and rulesets on every machine of the cluster")
-        self.done[start] = result["records"]
+        self.done[start] = result["lines"]
+        self.timed_games += stop - start
+        self.timed_seconds += result["seconds"]
 
     def cancel(self) -> None:
         """Stop what is still queued (an interrupted run, an error): the cluster is shared."""

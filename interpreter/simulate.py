@@ -259,7 +259,20 @@ def game_stream(rs: Ruleset, plan: Plan, workers: int, first: int = 0) -> Iterat
         _PRELOADED = None
 
 
+@contextmanager
+def _local_stream(rs: Ruleset, plan: Plan, workers: int,
+                  first: int) -> Iterator[Iterator[tuple[dict[str, Any], str | None]]]:
+    """:func:`game_stream` as (record, line) pairs, the form of a Ray stream (no line made yet)."""
+    with game_stream(rs, plan, workers, first) as records:
+        yield ((rec, None) for rec in records)
+
+
 # ================================================================== output files
+def record_line(rec: dict[str, Any]) -> str:
+    """A record's line of games.jsonl: the one way it is written, locally or on a Ray worker."""
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 class ResultWriter:
     """Writes records to games.jsonl and games.csv (or nowhere, without an out folder)."""
 
@@ -267,9 +280,10 @@ class ResultWriter:
                  metrics: Sequence[str] = ()) -> None:
         self.jsonl, self.table, self.seats, self.metrics = jsonl, table, seats, metrics
 
-    def write(self, rec: dict[str, Any]) -> None:
+    def write(self, rec: dict[str, Any], line: str | None = None) -> None:
+        """Write a record; ``line``: its games.jsonl line, if made already (by a Ray worker)."""
         if self.jsonl is not None:
-            self.jsonl.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+            self.jsonl.write(line if line is not None else record_line(rec))
         self.csv_only(rec)
 
     def csv_only(self, rec: dict[str, Any]) -> None:
@@ -431,11 +445,11 @@ def run(rs: Ruleset, plan: Plan, workers: int, out: Path | None = None, progress
             report = StreamReport()
             stream = ray_stream(session, rs, plan, kept.count, report)
         else:
-            stream = game_stream(rs, plan, workers, kept.count)
+            stream = _local_stream(rs, plan, workers, kept.count)
         with stream as records:
-            for rec in records:
+            for rec, line in records:
                 tally.add(rec)
-                files.write(rec)
+                files.write(rec, line)
                 bar.advance()
     seconds = time.perf_counter() - start
     if report is not None:
