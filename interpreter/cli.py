@@ -240,14 +240,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import simulate
     return simulate(args.ruleset, args.games, args.players, args.bots, args.rotate, args.workers, args.seed,
                     args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err,
-                    args.from_file, args.setup)
+                    args.from_file, args.setup, args.cluster, args.resume)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from .simulate import compare
     return compare(args.base, args.variant, args.games, args.players, args.bots, args.rotate, args.workers,
                    args.seed, args.out, args.max_decisions, _show_progress(args), not args.no_plots, _out, _err,
-                   args.from_file, args.setup)
+                   args.from_file, args.setup, args.cluster, args.resume)
 
 
 def _batch_options(sp: argparse.ArgumentParser) -> None:
@@ -273,6 +273,13 @@ def _batch_options(sp: argparse.ArgumentParser) -> None:
                     help="start every game from this position: a scenario (.yaml), a saved state (.json) or a log "
                     "(.jsonl); each game draws its own dice from there")
     sp.add_argument("--setup", metavar="NAME", help="start every game from the ruleset's named set-up NAME")
+    sp.add_argument("--cluster", metavar="ray[:ADDRESS]",
+                    help="play the games on Ray (pip install 'ludus[cluster]'): 'ray' starts a local instance "
+                    "(or joins RAY_ADDRESS), 'ray:auto' joins this machine's, 'ray://HOST:10001' a cluster's head; "
+                    "the results are the same")
+    sp.add_argument("--resume", metavar="DIR",
+                    help="go on with the interrupted run written to DIR (the same command): play only its "
+                    "missing games")
 
 
 # ------------------------------------------------------------------ odds

@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import usage
+from . import simresume, usage
 from .bots import BOT_KINDS, bot_problem, seat_bots
 from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import load_ruleset
@@ -42,6 +42,9 @@ from .simsummary import ERROR, OVER, UNFINISHED, Tally, render_compare, render_s
 from .simsummary import Row as Row
 from .simsummary import compare_rows as compare_rows
 from .start import adopt, begin_at, position
+
+if TYPE_CHECKING:
+    from .cluster import RaySession
 
 GAMES_JSONL = "games.jsonl"
 GAMES_CSV = "games.csv"
@@ -239,44 +242,75 @@ def default_workers() -> int:
 
 
 @contextmanager
-def game_stream(rs: Ruleset, plan: Plan, workers: int) -> Iterator[Iterator[dict[str, Any]]]:
-    """The records of every game, in game order, played on ``workers`` processes."""
-    workers = max(1, min(workers, plan.games))
+def game_stream(rs: Ruleset, plan: Plan, workers: int, first: int = 0) -> Iterator[Iterator[dict[str, Any]]]:
+    """The records of games ``first`` … ``plan.games - 1``, in game order, played on ``workers`` processes."""
+    todo = plan.games - first
+    workers = max(1, min(workers, todo))
     if workers == 1:
-        yield (play_game(rs, plan, i) for i in range(plan.games))
+        yield (play_game(rs, plan, i) for i in range(first, plan.games))
         return
     global _PRELOADED
     _PRELOADED = (plan.ruleset, rs)
     try:
         with multiprocessing.Pool(workers, initializer=_init_worker, initargs=(plan,)) as pool:
-            chunk = max(1, min(16, plan.games // (workers * 16)))
-            yield pool.imap(_work, range(plan.games), chunksize=chunk)
+            chunk = max(1, min(16, todo // (workers * 16)))
+            yield pool.imap(_work, range(first, plan.games), chunksize=chunk)
     finally:
         _PRELOADED = None
 
 
-# ================================================================== output files
 @contextmanager
-def result_files(out: Path | None, seats: Sequence[str],
-                 metrics: Sequence[str]) -> Iterator[Callable[[dict[str, Any]], None]]:
+def _local_stream(rs: Ruleset, plan: Plan, workers: int,
+                  first: int) -> Iterator[Iterator[tuple[dict[str, Any], str | None]]]:
+    """:func:`game_stream` as (record, line) pairs, the form of a Ray stream (no line made yet)."""
+    with game_stream(rs, plan, workers, first) as records:
+        yield ((rec, None) for rec in records)
+
+
+# ================================================================== output files
+def record_line(rec: dict[str, Any]) -> str:
+    """A record's line of games.jsonl: the one way it is written, locally or on a Ray worker."""
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+class ResultWriter:
+    """Writes records to games.jsonl and games.csv (or nowhere, without an out folder)."""
+
+    def __init__(self, jsonl: Any = None, table: Any = None, seats: Sequence[str] = (),
+                 metrics: Sequence[str] = ()) -> None:
+        self.jsonl, self.table, self.seats, self.metrics = jsonl, table, seats, metrics
+
+    def write(self, rec: dict[str, Any], line: str | None = None) -> None:
+        """Write a record; ``line``: its games.jsonl line, if made already (by a Ray worker)."""
+        if self.jsonl is not None:
+            self.jsonl.write(line if line is not None else record_line(rec))
+        self.csv_only(rec)
+
+    def csv_only(self, rec: dict[str, Any]) -> None:
+        """A kept record of a resumed run: it is in games.jsonl already; games.csv is rewritten."""
+        if self.table is not None:
+            self.table.writerow(csv_row(rec, self.seats, self.metrics))
+
+
+@contextmanager
+def result_files(out: Path | None, seats: Sequence[str], metrics: Sequence[str],
+                 keep: int = 0) -> Iterator[ResultWriter]:
     """games.jsonl and games.csv, written one game at a time (deterministic: no timings).
 
-    Yields a function that writes one record; without ``out`` it writes nothing.
+    ``keep``: bytes of an interrupted run's games.jsonl to keep (``--resume``); the rest of
+    the file is cut and the new records appended. Without ``out`` nothing is written.
     """
     if out is None:
-        yield lambda rec: None
+        yield ResultWriter()
         return
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / GAMES_JSONL, "w", encoding="utf-8", newline="\n") as jsonl, \
+    if keep:
+        os.truncate(out / GAMES_JSONL, keep)
+    with open(out / GAMES_JSONL, "a" if keep else "w", encoding="utf-8", newline="\n") as jsonl, \
             open(out / GAMES_CSV, "w", encoding="utf-8", newline="") as csv_file:
         table = csv.writer(csv_file, lineterminator="\n")
         table.writerow(csv_header(seats, metrics))
-
-        def write(rec: dict[str, Any]) -> None:
-            jsonl.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
-            table.writerow(csv_row(rec, seats, metrics))
-
-        yield write
+        yield ResultWriter(jsonl, table, seats, metrics)
 
 
 def csv_header(seats: Sequence[str], metrics: Sequence[str]) -> list[str]:
@@ -343,7 +377,7 @@ class _NoProgress:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def advance(self) -> None:
+    def advance(self, games: int = 1) -> None:
         return None
 
 
@@ -359,8 +393,8 @@ class _RichProgress:
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(*exc)
 
-    def advance(self) -> None:
-        self.bar.advance(self.task)
+    def advance(self, games: int = 1) -> None:
+        self.bar.advance(self.task, games)
 
 
 @dataclass
@@ -369,36 +403,80 @@ class RunResult:
     plan: Plan
     tally: Tally
     seconds: float
-    workers: int
+    workers: int  # worker processes, or the cluster's CPUs
+    resumed: int = 0  # games kept from an interrupted run (--resume), not played again
+    where: str = ""  # the Ray cluster that played the games ('' for the local pool)
+    reruns: int = 0  # games played again because their Ray worker died
+    failures: tuple[str, ...] = ()  # the lost batches, one line each
+
+    @property
+    def played(self) -> int:
+        return self.plan.games - self.resumed
 
 
 def run(rs: Ruleset, plan: Plan, workers: int, out: Path | None = None, progress: bool = False,
-        label: str = "") -> RunResult:
-    """Play every game of the plan; stream the records to ``out`` (if given); return the tally."""
+        label: str = "", session: RaySession | None = None, resume: bool = False) -> RunResult:
+    """Play every game of the plan; stream the records to ``out`` (if given); return the tally.
+
+    ``session``: play them on Ray (interpreter.cluster) instead of the local pool.
+    ``resume``: ``out`` holds an interrupted run of this plan: keep its games, play the rest.
+    """
     metrics = list(rs.scoring.metrics)
     seats = rs.seat_names(plan.players)
     tally = Tally(seats, metrics, rs.scoring.rounds is not None)
+    kept = simresume.Kept(0, 0)
+    if out is not None and resume:
+        simresume.check(out, rs, plan)
+        kept = simresume.kept(out / GAMES_JSONL, plan, lambda i: game_seed(plan.seed, i))
+    if out is not None:  # written first, so that an interrupted run can be resumed
+        out.mkdir(parents=True, exist_ok=True)
+        (out / RUN_JSON).write_text(simresume.started_json(rs, plan), encoding="utf-8")
+    report = None
     start = time.perf_counter()
-    with result_files(out, seats, metrics) as write, game_stream(rs, plan, workers) as records, \
+    with result_files(out, seats, metrics, kept.size) as files, \
             _progress(plan.games, progress, label or rs.name) as bar:
-        for rec in records:
-            tally.add(rec)
-            write(rec)
-            bar.advance()
-    return RunResult(rs, plan, tally, time.perf_counter() - start, max(1, min(workers, plan.games)))
+        if out is not None:
+            for rec in simresume.kept_records(out / GAMES_JSONL, kept.count):
+                tally.add(rec)
+                files.csv_only(rec)
+            bar.advance(kept.count)
+        if session is not None:
+            from .cluster import StreamReport, ray_stream
+            report = StreamReport()
+            stream = ray_stream(session, rs, plan, kept.count, report)
+        else:
+            stream = _local_stream(rs, plan, workers, kept.count)
+        with stream as records:
+            for rec, line in records:
+                tally.add(rec)
+                files.write(rec, line)
+                bar.advance()
+    seconds = time.perf_counter() - start
+    if report is not None:
+        return RunResult(rs, plan, tally, seconds, report.cpus, kept.count, report.describe(), report.reruns,
+                         tuple(report.failures))
+    return RunResult(rs, plan, tally, seconds, max(1, min(workers, plan.games - kept.count)), kept.count)
 
 
 def _timing(r: RunResult) -> str:
-    rate = r.plan.games / r.seconds if r.seconds > 0 else float("inf")
-    return f"{r.plan.games} games in {r.seconds:.1f} s ({rate:.1f} games/s) on {r.workers} worker(s)"
+    rate = r.played / r.seconds if r.seconds > 0 else float("inf")
+    where = r.where or f"{r.workers} worker(s)"
+    text = f"{r.played} games in {r.seconds:.1f} s ({rate:.1f} games/s) on {where}"
+    if r.resumed:
+        text += f"; {r.resumed} game(s) kept from the interrupted run"
+    if r.reruns:
+        text += f"; {r.reruns} game(s) rerun after a Ray worker was lost ({len(r.failures)} task(s))"
+    return text
 
 
 def _run_json(r: RunResult) -> str:
     from . import __version__
-    info = {"ludus": __version__, "python": platform.python_version(),
+    info = {"complete": True, "ludus": __version__, "python": platform.python_version(),
             "ruleset": {"name": r.rs.name, "version": r.rs.version, "digest": r.rs.digest},
-            "plan": asdict(r.plan), "workers": r.workers, "seconds": round(r.seconds, 3),
-            "games_per_second": round(r.plan.games / r.seconds, 3) if r.seconds > 0 else None,
+            "plan": asdict(r.plan), "workers": r.workers, "cluster": r.where or None,
+            "seconds": round(r.seconds, 3), "played": r.played, "resumed": r.resumed,
+            "reruns": r.reruns, "lost_tasks": list(r.failures),
+            "games_per_second": round(r.played / r.seconds, 3) if r.seconds > 0 else None,
             "finished": r.tally.finished, "unfinished": r.tally.status[UNFINISHED],
             "errors": r.tally.status[ERROR],
             "files": [GAMES_JSONL, GAMES_CSV, SUMMARY_TXT]}
@@ -426,17 +504,22 @@ def _write_plots(r: RunResult, out: Path, echo: Echo) -> None:
 def simulate(spec: str, games: int, players: int | None = None, bots: str | None = None, rotate: bool = False,
              workers: int | None = None, seed: int = 1, out: str | None = None, max_decisions: int = 100_000,
              progress: bool = False, plots: bool = True, echo: Echo = print, err: Echo = print,
-             from_file: str | None = None, setup: str | None = None) -> int:
+             from_file: str | None = None, setup: str | None = None, cluster: str | None = None,
+             resume: str | None = None) -> int:
     """`ludus simulate`: play the games, print the summary, write the files. Returns the exit code.
 
     ``from_file``/``setup``: every game starts from that position or named set-up (see start.py).
+    ``cluster``: play on Ray (``ray``, ``ray:auto``, ``ray://HOST:PORT``; see interpreter.cluster).
+    ``resume``: the --out folder of an interrupted run of the same command: play only its missing games.
     """
     rs = load_ruleset(spec, setup=setup)
     start = position(rs, from_file) if from_file else None
     plan = make_plan(rs, spec, games, players, bots, rotate, seed, max_decisions, start, _origin(rs, from_file))
-    workers = _check_workers(workers)
-    out_dir = _out_dir(out)
-    result = run(rs, plan, workers, out_dir, progress)
+    out_dir = _out_dir(_resume_out(out, resume))
+    with _session(cluster, workers) as session:
+        workers = _check_workers(workers)
+        result = run(rs, plan, workers, out_dir, progress, session=session, resume=resume is not None)
+    _report_reruns(result, err)
     summary = render_summary(rs, plan, result.tally)
     echo(summary.rstrip("\n"))
     echo("")
@@ -453,10 +536,12 @@ def simulate(spec: str, games: int, players: int | None = None, bots: str | None
 def compare(base: str, variant: str, games: int, players: int | None = None, bots: str | None = None,
             rotate: bool = False, workers: int | None = None, seed: int = 1, out: str | None = None,
             max_decisions: int = 100_000, progress: bool = False, plots: bool = True,
-            echo: Echo = print, err: Echo = print, from_file: str | None = None, setup: str | None = None) -> int:
+            echo: Echo = print, err: Echo = print, from_file: str | None = None, setup: str | None = None,
+            cluster: str | None = None, resume: str | None = None) -> int:
     """`ludus compare`: the same games (seeds, bots) on two rulesets; differences with their tests.
 
-    With ``from_file`` both start from the position it gives with the base ruleset.
+    With ``from_file`` both start from the position it gives with the base ruleset. ``cluster``
+    and ``resume`` as for :func:`simulate` (``resume``: the folder holding base/ and variant/).
     """
     rs_a, rs_b = load_ruleset(base, setup=setup), load_ruleset(variant, setup=setup)
     start_a = position(rs_a, from_file) if from_file else None
@@ -464,11 +549,14 @@ def compare(base: str, variant: str, games: int, players: int | None = None, bot
     plan_a = make_plan(rs_a, base, games, players, bots, rotate, seed, max_decisions, start_a, _origin(rs_a, from_file))
     plan_b = make_plan(rs_b, variant, games, players, bots, rotate, seed, max_decisions, start_b,
                        _origin(rs_b, from_file))
-    workers = _check_workers(workers)
-    out_dir = _out_dir(out)
+    out_dir = _out_dir(_resume_out(out, resume))
     dirs = (out_dir / "base", out_dir / "variant") if out_dir is not None else (None, None)
-    ra = run(rs_a, plan_a, workers, dirs[0], progress, f"A {rs_a.name}")
-    rb = run(rs_b, plan_b, workers, dirs[1], progress, f"B {rs_b.name}")
+    with _session(cluster, workers) as session:
+        workers = _check_workers(workers)
+        ra = run(rs_a, plan_a, workers, dirs[0], progress, f"A {rs_a.name}", session, resume is not None)
+        rb = run(rs_b, plan_b, workers, dirs[1], progress, f"B {rs_b.name}", session, resume is not None)
+    _report_reruns(ra, err)
+    _report_reruns(rb, err)
     text = render_compare(rs_a, rs_b, plan_a, ra.tally, rb.tally)
     echo(text.rstrip("\n"))
     echo("")
@@ -484,6 +572,37 @@ def compare(base: str, variant: str, games: int, players: int | None = None, bot
             for path in write_compare_plots(ra.tally, rb.tally, out_dir, rs_a.name, rs_b.name):
                 echo(f"wrote {path}")
     return max(_error_report(ra, err), _error_report(rb, err))
+
+
+@contextmanager
+def _session(cluster: str | None, workers: int | None) -> Iterator[RaySession | None]:
+    """A Ray session for ``--cluster`` (its errors are one line), or None for the local pool."""
+    if cluster is None:
+        yield None
+        return
+    from .cluster import RaySession, parse_cluster
+    spec = parse_cluster(cluster)
+    with RaySession(spec, _check_workers(workers) if workers is not None else None) as session:
+        yield session
+
+
+def _resume_out(out: str | None, resume: str | None) -> str | None:
+    """``--resume DIR`` writes to DIR: ``--out`` may be left out, or name the same folder."""
+    if resume is None:
+        return out
+    if out is not None and Path(out).resolve() != Path(resume).resolve():
+        raise _arg_error(f"--resume {resume} and --out {out} name two folders",
+                         "leave out --out: a resumed run writes to its own folder")
+    if not Path(resume).is_dir():
+        raise _arg_error(f"--resume {resume}: no such folder", "give the --out folder of the interrupted run")
+    return resume
+
+
+def _report_reruns(r: RunResult, err: Echo) -> None:
+    if r.reruns:
+        err(f"ludus: note: {r.reruns} game(s) of {r.rs.name} were played again after a Ray worker was lost:")
+        for line in r.failures:
+            err(f"  {line}")
 
 
 def _origin(rs: Ruleset, from_file: str | None) -> str:
