@@ -286,9 +286,9 @@ def _batch_options(sp: argparse.ArgumentParser) -> None:
 def cmd_odds(args: argparse.Namespace) -> int:
     from .odds import render as render_odds
     from .odds import run_odds, write_png
-    from .simulate import _progress
+    from .simfiles import progress_bar
 
-    with _progress(args.runs, _show_progress(args), "runs") as bar:
+    with progress_bar(args.runs, _show_progress(args), "runs") as bar:
         report = run_odds(args.scenario, args.runs, args.seed, bar)
     _out(report.to_json() if args.json else render_odds(report))
     if args.png:

@@ -189,7 +189,8 @@ def play_batch(plan: Any, source: str, digest: str, start: int, stop: int) -> di
     path, which must exist on every machine). A ruleset whose digest differs from the
     driver's would play other games: it is refused, not played.
     """
-    from .simulate import play_game, record_line  # not at import time: simulate uses this module
+    from .simfiles import record_line
+    from .simulate import play_game  # not at import time: simulate uses this module
 
     where = f"{socket.gethostname()} (pid {os.getpid()})"
     key = (source, plan.setup)

@@ -16,14 +16,12 @@ What the summary keeps of the records and how it and a comparison are printed is
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import multiprocessing
 import os
 import platform
 import signal
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +36,10 @@ from .diagnostics import Diagnostic, Loc, LudusError
 from .loader import load_ruleset
 from .model import RuleFault, Ruleset
 from .runtime import Game, IllegalChoice
+from .simfiles import GAMES_CSV as GAMES_CSV
+from .simfiles import GAMES_JSONL as GAMES_JSONL
+from .simfiles import progress_bar, result_files
+from .simfiles import read_records as read_records
 from .simsummary import ERROR, OVER, UNFINISHED, Tally, render_compare, render_summary
 from .simsummary import Row as Row
 from .simsummary import compare_rows as compare_rows
@@ -46,8 +48,6 @@ from .start import adopt, begin_at, position
 if TYPE_CHECKING:
     from .cluster import RaySession
 
-GAMES_JSONL = "games.jsonl"
-GAMES_CSV = "games.csv"
 SUMMARY_TXT = "summary.txt"
 RUN_JSON = "run.json"
 COMPARE_TXT = "compare.txt"
@@ -267,134 +267,7 @@ def _local_stream(rs: Ruleset, plan: Plan, workers: int,
         yield ((rec, None) for rec in records)
 
 
-# ================================================================== output files
-def record_line(rec: dict[str, Any]) -> str:
-    """A record's line of games.jsonl: the one way it is written, locally or on a Ray worker."""
-    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-class ResultWriter:
-    """Writes records to games.jsonl and games.csv (or nowhere, without an out folder)."""
-
-    def __init__(self, jsonl: Any = None, table: Any = None, seats: Sequence[str] = (),
-                 metrics: Sequence[str] = ()) -> None:
-        self.jsonl, self.table, self.seats, self.metrics = jsonl, table, seats, metrics
-
-    def write(self, rec: dict[str, Any], line: str | None = None) -> None:
-        """Write a record; ``line``: its games.jsonl line, if made already (by a Ray worker)."""
-        if self.jsonl is not None:
-            self.jsonl.write(line if line is not None else record_line(rec))
-        self.csv_only(rec)
-
-    def csv_only(self, rec: dict[str, Any]) -> None:
-        """A kept record of a resumed run: it is in games.jsonl already; games.csv is rewritten."""
-        if self.table is not None:
-            self.table.writerow(csv_row(rec, self.seats, self.metrics))
-
-
-@contextmanager
-def result_files(out: Path | None, seats: Sequence[str], metrics: Sequence[str],
-                 keep: int = 0) -> Iterator[ResultWriter]:
-    """games.jsonl and games.csv, written one game at a time (deterministic: no timings).
-
-    ``keep``: bytes of an interrupted run's games.jsonl to keep (``--resume``); the rest of
-    the file is cut and the new records appended. Without ``out`` nothing is written.
-    """
-    if out is None:
-        yield ResultWriter()
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    if keep:
-        os.truncate(out / GAMES_JSONL, keep)
-    with open(out / GAMES_JSONL, "a" if keep else "w", encoding="utf-8", newline="\n") as jsonl, \
-            open(out / GAMES_CSV, "w", encoding="utf-8", newline="") as csv_file:
-        table = csv.writer(csv_file, lineterminator="\n")
-        table.writerow(csv_header(seats, metrics))
-        yield ResultWriter(jsonl, table, seats, metrics)
-
-
-def csv_header(seats: Sequence[str], metrics: Sequence[str]) -> list[str]:
-    cols = ["game", "seed", "status", "reason", "rounds", "decisions", "winners"]
-    for s in seats:
-        cols += [f"{s}_bot", f"{s}_score", f"{s}_rank", f"{s}_win"] + [f"{s}_{m}" for m in metrics]
-    return cols
-
-
-def _share(rec: dict[str, Any], seat: str) -> str:
-    winners = rec["winners"]
-    return f"{1 / len(winners):.6g}" if seat in winners else "0"
-
-
-def csv_row(rec: dict[str, Any], seats: Sequence[str], metrics: Sequence[str]) -> list[Any]:
-    def blank(v: Any) -> Any:
-        return "" if v is None else v
-
-    row: list[Any] = [rec["game"], rec["seed"], rec["status"], rec["reason"], blank(rec["rounds"]),
-                      rec["decisions"], " ".join(rec["winners"])]
-    ranking = rec["ranking"]
-    for s in seats:
-        row += [rec["bots"][s], blank((rec["scores"] or {}).get(s)),
-                ranking.index(s) + 1 if s in ranking else "", _share(rec, s)]
-        row += [blank((rec["metrics"] or {}).get(m, {}).get(s)) for m in metrics]
-    return row
-
-
 # ================================================================== the commands
-
-
-def _progress(total: int, enabled: bool, label: str) -> Any:
-    """A rich progress bar on stderr (games done, games/s, ETA), or a no-op."""
-    if not enabled:
-        return _NoProgress()
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task: Task) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:.1f} games/s" if speed else "- games/s")
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                   console=Console(file=sys.stderr), transient=False)
-    return _RichProgress(bar, total, label)
-
-
-class _NoProgress:
-    def __enter__(self) -> _NoProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def advance(self, games: int = 1) -> None:
-        return None
-
-
-class _RichProgress:
-    def __init__(self, bar: Any, total: int, label: str) -> None:
-        self.bar, self.total, self.label = bar, total, label
-
-    def __enter__(self) -> _RichProgress:
-        self.bar.__enter__()
-        self.task = self.bar.add_task(self.label, total=self.total)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
-
-    def advance(self, games: int = 1) -> None:
-        self.bar.advance(self.task, games)
 
 
 @dataclass
@@ -434,7 +307,7 @@ def run(rs: Ruleset, plan: Plan, workers: int, out: Path | None = None, progress
     report = None
     start = time.perf_counter()
     with result_files(out, seats, metrics, kept.size) as files, \
-            _progress(plan.games, progress, label or rs.name) as bar:
+            progress_bar(plan.games, progress, label or rs.name) as bar:
         if out is not None:
             for rec in simresume.kept_records(out / GAMES_JSONL, kept.count):
                 tally.add(rec)
@@ -632,12 +505,3 @@ def _out_dir(out: str | None) -> Path | None:
     except OSError as exc:
         raise _arg_error(f"--out {out}: cannot create the folder ({exc.strerror})") from None
     return path
-
-
-def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The records of a games.jsonl file, one by one (to rebuild a summary or for your own analysis)."""
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield json.loads(line)
-

@@ -11,6 +11,7 @@ import pytest
 
 from interpreter import LudusError, load_ruleset
 from interpreter.cli import main
+from interpreter.simfiles import csv_header
 from interpreter.simulate import (
     GAMES_CSV,
     GAMES_JSONL,
@@ -18,7 +19,6 @@ from interpreter.simulate import (
     Plan,
     Tally,
     compare_rows,
-    csv_header,
     game_seed,
     make_plan,
     play_game,
