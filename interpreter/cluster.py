@@ -136,15 +136,20 @@ class RaySession:
         spec = self.spec
         # An instance started here gets --workers CPUs if given; a cluster's CPUs are its own.
         cpus = local_cpus if spec.address is None and not os.environ.get("RAY_ADDRESS") else None
+        # Ray 2.59+ protects a cluster with a token: a client without one is refused (as an
+        # unreachable cluster), one told RAY_AUTH_MODE=token but given no token fails at once.
+        refused = getattr(self.ray.exceptions, "AuthenticationError", ConnectionError)
         try:
             self.ray.init(address=spec.address, num_cpus=cpus, include_dashboard=False,
                           logging_level=logging.WARNING, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError, SystemExit) as exc:
+        except (ConnectionError, RuntimeError, ValueError, SystemExit, refused) as exc:
             # SystemExit: ray.init exits when a GCS it was pointed at never answers
             where = spec.address or os.environ.get("RAY_ADDRESS") or "a local instance"
             first = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise _error(f"--cluster {spec.text}: cannot connect to Ray ({where}): {first}",
-                         "is the cluster running ('ray status' on its head)?") from None
+                         "is the cluster running (ray status, on its head)? A cluster with token "
+                         "authentication needs RAY_AUTH_MODE=token and its token in RAY_AUTH_TOKEN "
+                         "(ray get-auth-token prints it on the head)") from None
         self.started = True
 
     def __enter__(self) -> RaySession:
