@@ -144,6 +144,20 @@ def test_play_undo_reload_and_replay_in_a_browser(browser, server):
     page.wait_for_selector("button.choice")
     assert (page.locator("h3.prompt").inner_text(), choice_labels(page)) == before
 
+    # then play on by clicking until red's whole turn is over: the narration shows his turn
+    # begin, then the next player's (ToC 5: a turn's phases end with "End the ... phase")
+    for _ in range(150):
+        log = page.locator("#log").inner_text()
+        began = log.find("--- red's turn")
+        if began >= 0 and "--- blue's turn" in log[began:]:
+            break
+        page.wait_for_selector("button.choice")
+        ends = page.locator("button.choice", has_text="End the")
+        (ends.first if ends.count() else page.locator("button.choice").last).click()
+        page.wait_for_load_state("load")
+    else:
+        pytest.fail("red's turn did not end after 150 clicks")
+
     # replay a finished log to its end
     page.goto(base + "/replay")
     page.locator("#upload").set_input_files(str(server[1] / "finished.jsonl"))
