@@ -22,6 +22,8 @@ from interpreter.web.replays import EVERY, load_replay
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
+RED_AND_BLUE = {"ruleset": "time_of_crisis", "players": "4", "seed": "3", "seat_red": "human",
+                "seat_blue": "human", "seat_yellow": "random", "seat_green": "random"}
 RED_AND_BOTS = {"ruleset": "time_of_crisis", "players": "4", "seat_red": "human", "seat_blue": "random",
                 "seat_yellow": "random", "seat_green": "random"}
 
@@ -60,7 +62,7 @@ def test_the_index_lists_the_rulesets_with_a_form_each(client):
 
 def test_a_game_starts_on_reds_decision_with_the_board_drawn(client):
     url = start(client, {**RED_AND_BOTS, "seed": "3"})
-    assert url.endswith("/red")
+    assert re.fullmatch(r"/game/[a-z0-9]{12}/red/[A-Za-z0-9_-]{32}", url)  # red's address, his key in it
     page = client.get(url)
     assert page.status_code == 200
     assert "<svg" in page.text and 'class="place' in page.text
@@ -161,6 +163,7 @@ def test_a_restarted_server_resumes_the_game_from_its_log(client, tmp_path):
     ("post", "/new", {"ruleset": "dice_race", "seat_red": "wizard"}, 400),
     ("post", "/new", {"ruleset": "dice_race", "seed": "x" * 5000}, 400),
     ("get", "/game/nosuchgame12/red", None, 404),
+    ("get", "/game/nosuchgame12/red/" + "k" * 32, None, 404),
     ("get", "/game/../../etc/red", None, 404),
     ("get", "/replay/open?log=../secret.jsonl", None, 400),
     ("get", "/replay/abcdefabcdef", None, 404),
@@ -249,3 +252,112 @@ def test_texts_from_strangers_are_escaped(tmp_path):
         bad = c.post("/replay/upload?name=" + hostile, content=b"<script>alert(1)</script>\n").text
     assert hostile not in page and "&lt;img src=x" in page
     assert "<script>alert" not in bad and "&lt;script&gt;" in bad or "not valid JSON" in bad
+
+
+# ====================================================================== seats' keys
+def links_on(page: str) -> dict[str, str]:
+    """The other seats' links listed on a (host's) seat page: seat -> address."""
+    return dict(re.findall(r'class="seatlink" data-seat="(\w+)" href="([^"]+)"', page))
+
+
+def hand_ids(room, seat: str) -> list[str]:
+    return list(room.game.zones[f"hand@{seat}"])
+
+
+def test_the_starters_page_lists_the_other_human_seats_links_only_for_him(client, tmp_path):
+    url = start(client, RED_AND_BLUE)
+    room = room_of(client, url)
+    host = client.get(url)
+    assert host.status_code == 200 and host.headers["referrer-policy"] == "no-referrer"
+    assert "Give each player his link" in host.text and "Whoever has a link plays that seat" in host.text
+    links = links_on(host.text)
+    assert list(links) == ["blue"] and links["blue"] == f"/game/{room.gid}/blue/{room.keys['blue']}"
+    blue = client.get(links["blue"])
+    assert blue.status_code == 200 and "Blue" in blue.text or "blue" in blue.text
+    # blue's page lists no link and holds no other key; no key is in the log
+    assert links_on(blue.text) == {} and room.keys["red"] not in blue.text
+    assert room.keys["red"] not in client.get("/api" + links["blue"]).text
+    log = (tmp_path / "logs" / f"{room.gid}.jsonl").read_text()
+    assert all(k not in log for k in room.keys.values())
+    keys_file = tmp_path / "logs" / f"{room.gid}.keys.json"
+    assert keys_file.stat().st_mode & 0o777 == 0o600
+    # bots have no keys; the keys file is not a log the replay lists or opens
+    assert set(room.keys) == {"red", "blue"}
+    assert f"{room.gid}.keys.json" not in client.get("/replay").text
+    assert client.get(f"/replay/open?log={room.gid}.keys.json").status_code == 400
+
+
+def deal(room, cards: int = 3) -> None:
+    """Red and blue take their first choices until each holds ``cards`` cards."""
+    game = room.game
+    for _ in range(40):
+        if all(len(hand_ids(room, p)) >= cards for p in ("red", "blue")):
+            return
+        room.choose(game.deciders()[0], 0, None)
+    pytest.fail("red and blue were not dealt their cards")
+
+
+def _refused(r, room) -> None:
+    assert r.status_code == 403, (r.status_code, r.text[:200])
+    text = r.text
+    assert "<svg" not in text and 'class="choice"' not in text and "Narration" not in text
+    for seat in ("red", "blue"):
+        for eid in hand_ids(room, seat):
+            assert not mentions(text, eid), f"a refused request was sent {eid} of {seat}'s hand"
+    assert all(k not in text for k in room.keys.values())
+
+
+def test_a_seat_without_its_key_or_with_a_wrong_one_is_403_and_nothing_of_the_view(client):
+    url = start(client, RED_AND_BLUE)
+    room = room_of(client, url)
+    deal(room)
+    gid, key = room.gid, room.keys["red"]
+    wrong = [f"/game/{gid}/red", f"/game/{gid}/red/" + "A" * 32, f"/game/{gid}/red/{key[:-1]}",
+             f"/game/{gid}/red/{key}x", f"/game/{gid}/red/%C3%A9t%C3%A9", f"/game/{gid}/red/choose"]
+    version = room.version
+    for base in wrong:
+        _refused(client.get(base), room)
+        _refused(client.get("/api" + base), room)
+        api = client.get("/api" + base)
+        assert api.headers["content-type"].startswith("application/json") and "key" in api.json()["error"]
+        _refused(client.post(base + "/choose", data={"index": "0"}), room)
+        _refused(client.post(base + "/undo"), room)
+    page = client.get(f"/game/{gid}/red/" + "A" * 32)
+    assert "does not open seat" in page.text and "its key is wrong" in page.text
+    assert "its key is missing" in client.get(f"/game/{gid}/red").text
+    assert room.version == version  # no refused request made or took back a decision
+    assert client.get(url).status_code == 200
+
+
+def test_the_key_of_one_seat_does_not_open_another(client):
+    url = start(client, RED_AND_BLUE)
+    room = room_of(client, url)
+    gid, red, blue = room.gid, room.keys["red"], room.keys["blue"]
+    version = room.version
+    for seat, key in (("blue", red), ("red", blue), ("yellow", red), ("green", blue)):
+        _refused(client.get(f"/game/{gid}/{seat}/{key}"), room)
+        _refused(client.get(f"/api/game/{gid}/{seat}/{key}"), room)
+        _refused(client.post(f"/game/{gid}/{seat}/{key}/choose", data={"index": "0"}), room)
+        _refused(client.post(f"/game/{gid}/{seat}/{key}/undo"), room)
+    assert "played by a bot" in client.get(f"/game/{gid}/yellow/{red}").text
+    # nor the same seat of another game
+    other = room_of(client, start(client, RED_AND_BLUE))
+    _refused(client.get(f"/game/{other.gid}/red/{red}"), other)
+    assert room.version == version
+
+
+def test_keys_survive_a_restart_and_a_missing_keys_file_is_a_clear_403(client, tmp_path):
+    url = start(client, RED_AND_BLUE)
+    room = room_of(client, url)
+    deal(room)  # (a log is written from the first decision on)
+    blue = links_on(client.get(url).text)["blue"]
+    with TestClient(build_app([], tmp_path / "logs")) as c2:  # a new server on the same logs folder
+        assert c2.get(url).status_code == 200 and c2.get(blue).status_code == 200
+        assert links_on(c2.get(url).text) == {"blue": blue}
+        assert c2.get(f"/game/{room.gid}/red/" + "A" * 32).status_code == 403
+        assert c2.get(f"/game/{room.gid}/blue/{room.keys['red']}").status_code == 403
+    (tmp_path / "logs" / f"{room.gid}.keys.json").unlink()
+    with TestClient(build_app([], tmp_path / "logs")) as c3:
+        r = c3.get(url)
+        assert r.status_code == 403 and "keys.json" in r.text and "ludus play --resume" in r.text
+        assert "<svg" not in r.text

@@ -3,8 +3,10 @@
 Routes (every answer is HTML unless it says JSON):
 
 - ``GET /``: the rulesets, each with a form to start a game (``POST /new``);
-- ``GET /game/ID/SEAT``: one seat's page; ``GET /api/game/ID/SEAT``: the same, as JSON, polled;
-  ``POST /game/ID/SEAT/choose`` (``index``, ``version``) and ``POST /game/ID/SEAT/undo``;
+- ``GET /game/ID/SEAT/KEY``: one human seat's page; ``GET /api/game/ID/SEAT/KEY``: the same, as
+  JSON, polled; ``POST /game/ID/SEAT/KEY/choose`` (``index``, ``version``) and
+  ``POST /game/ID/SEAT/KEY/undo``. KEY is the seat's secret key (see rooms.py): a missing or
+  wrong one is a 403 and nothing of the game;
 - ``GET /replay``: choose a log; ``GET /replay/open?log=NAME`` (a log of the logs folder) and
   ``POST /replay/upload`` (the log as the request's body) open one; ``GET /replay/RID?n=N``
   shows the position after decision N;
@@ -14,7 +16,8 @@ Routes (every answer is HTML unless it says JSON):
 
 Requests are untrusted: a form's ruleset must be one the server offers (no path from the
 browser is ever opened), bodies are read up to a limit, names are checked against patterns,
-and every failure is a page with a 4xx status and a message, never a traceback.
+and every failure is a page with a 4xx status and a message, never a traceback. A seat is
+opened only with its key: whoever holds a seat's link plays that seat, and no one else.
 """
 
 from __future__ import annotations
@@ -46,12 +49,14 @@ from .replays import Replays
 from .results import Results, game_to_open
 from .results import index_page as report_index
 from .results import run_page as report_run
-from .rooms import Rooms, WebError
+from .rooms import Room, Rooms, WebError, seat_url
 from .script import SCRIPT
 
 MAX_FORM_BYTES = 64_000
 LOG_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}\.jsonl$")
 REPLAY_ID = re.compile(r"^[a-z0-9]{12}$")
+# A seat's answers carry its key (in links and forms): never cached, never sent on as a Referer.
+SEAT_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 MAX_REPLAY_LINES = 2000  # the most recent lines of narration a replay page shows
 
 
@@ -148,52 +153,54 @@ def build_app(rulesets: list[str], logs: Path, results: Path | None = None) -> S
         humans = [p for p, k in seats.items() if k == "human"]
         if not humans:  # bots only: the game is over already; watch it
             return RedirectResponse(f"/replay/open?log={room.gid}.jsonl", status_code=303)
-        return RedirectResponse(f"/game/{room.gid}/{humans[0]}", status_code=303)
+        # the starter plays the first human seat; its page lists the other seats' links to hand out
+        return RedirectResponse(seat_url(room.gid, humans[0], room.keys[humans[0]]), status_code=303,
+                                headers=SEAT_HEADERS)
+
+    def _seat(request: Request) -> tuple[Room, str, str]:
+        """The game and seat of the request, its key checked (403 on a missing or wrong one)."""
+        gid, seat = request.path_params["gid"], request.path_params["seat"]
+        key = request.path_params.get("key", "")
+        room = server.rooms.get(gid)
+        room.check_key(seat, key)
+        return room, seat, key
 
     async def game_page(request: Request) -> Response:
-        gid, seat = request.path_params["gid"], request.path_params["seat"]
-
         def build() -> str:
-            room = server.rooms.get(gid)
+            room, seat, key = _seat(request)
             with room.lock:
-                room.check_seat(seat)
-                return pages.seat_page(room, seat)
-        return HTMLResponse(await run_in_threadpool(build))
+                return pages.seat_page(room, seat, key)
+        return HTMLResponse(await run_in_threadpool(build), headers=SEAT_HEADERS)
 
     async def game_api(request: Request) -> Response:
-        gid, seat = request.path_params["gid"], request.path_params["seat"]
-
         def build() -> dict[str, Any]:
-            room = server.rooms.get(gid)
+            room, seat, _ = _seat(request)
             with room.lock:
-                room.check_seat(seat)
                 return pages.seat_parts(room, seat)
-        return JSONResponse(await run_in_threadpool(build), headers={"Cache-Control": "no-store"})
+        return JSONResponse(await run_in_threadpool(build), headers=SEAT_HEADERS)
 
     async def choose(request: Request) -> Response:
-        gid, seat = request.path_params["gid"], request.path_params["seat"]
+        room, seat, key = await run_in_threadpool(_seat, request)
         form = await _form(request)
         index = _number(form.get("index"), "the choice", 1_000_000)
         if index is None:
             raise WebError(400, "no choice given")
         version = _number(form.get("version"), "the version", 10**12)
-        room = await run_in_threadpool(server.rooms.get, gid)
         await run_in_threadpool(room.choose, seat, index, version)
-        return _back(request, f"/game/{gid}/{seat}")
+        return _back(request, seat_url(room.gid, seat, key))
 
     async def undo(request: Request) -> Response:
-        gid, seat = request.path_params["gid"], request.path_params["seat"]
+        room, seat, key = await run_in_threadpool(_seat, request)
         await _read_body(request, MAX_FORM_BYTES)
-        room = await run_in_threadpool(server.rooms.get, gid)
         problem = await run_in_threadpool(room.undo, seat)
         if problem and _wants_json(request):
             raise WebError(409, f"cannot undo: {problem}")
-        return _back(request, f"/game/{gid}/{seat}")
+        return _back(request, seat_url(room.gid, seat, key))
 
     def _back(request: Request, url: str) -> Response:
         if _wants_json(request):
-            return JSONResponse({"ok": True, "url": url})
-        return RedirectResponse(url, status_code=303)
+            return JSONResponse({"ok": True, "url": url}, headers=SEAT_HEADERS)
+        return RedirectResponse(url, status_code=303, headers=SEAT_HEADERS)
 
     def _log_names() -> list[str]:
         try:
@@ -298,6 +305,10 @@ def build_app(rulesets: list[str], logs: Path, results: Path | None = None) -> S
 
     routes = [
         Route("/", index), Route("/new", new_game, methods=["POST"]),
+        Route("/game/{gid}/{seat}/{key}", game_page), Route("/api/game/{gid}/{seat}/{key}", game_api),
+        Route("/game/{gid}/{seat}/{key}/choose", choose, methods=["POST"]),
+        Route("/game/{gid}/{seat}/{key}/undo", undo, methods=["POST"]),
+        # a seat's address without its key (as before seats had keys): 403, not "no such page"
         Route("/game/{gid}/{seat}", game_page), Route("/api/game/{gid}/{seat}", game_api),
         Route("/game/{gid}/{seat}/choose", choose, methods=["POST"]),
         Route("/game/{gid}/{seat}/undo", undo, methods=["POST"]),

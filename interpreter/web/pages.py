@@ -3,7 +3,9 @@
 Names, labels and narration come from rulesets and logs written by strangers, so each goes
 through :func:`html.escape` on its way in. A seat's page is built from that seat's view,
 its own legal choices and its narration only (see :func:`seat_parts`); the same parts are
-what the page's script polls (``/api/game/ID/SEAT``).
+what the page's script polls (``/api/game/ID/SEAT/KEY``). The seat's key is in its own forms and
+links only; the links of the other seats are on the first human seat's page alone (the one the
+game's starter is sent to), to be handed out.
 """
 
 from __future__ import annotations
@@ -142,10 +144,12 @@ def result_html(game: Game) -> str:
 
 
 def _decision_html(room: Room, seat: str, drawn: set[str]) -> str:
+    from .rooms import seat_url
+
     game = room.game
     note = room.notes.get(seat, "")
     out = [f'<p class="note">{escape(note)}</p>'] if note else []
-    base = f"/game/{room.gid}/{escape(seat)}"
+    base = escape(seat_url(room.gid, seat, room.keys.get(seat, "")))
     if game.over:
         out.append(result_html(game))
         return "".join(out)
@@ -195,20 +199,36 @@ def seat_parts(room: Room, seat: str) -> dict[str, Any]:
             "log": narration_html(narration(room, seat))}
 
 
-def seat_page(room: Room, seat: str) -> str:
-    """The page of one seat of a game."""
+def links_html(room: Room, seat: str) -> str:
+    """On the first human seat's page: the links of the game's other human seats, to hand out."""
+    humans = [p for p, k in room.seats.items() if k == "human"]
+    if len(humans) < 2 or seat != humans[0]:
+        return ""
+    game = room.game
+    rows = "".join(f'<li>{escape(game.label_of(p))}: <a class="seatlink" data-seat="{escape(p)}" '
+                   f'href="{escape(url)}">{escape(url)}</a></li>'
+                   for p, url in room.links([p for p in humans if p != seat]).items())
+    return ('<details class="links" open><summary>The other players&#x27; links</summary>'
+            '<p>Give each player his link, privately (hot seat: open them in other tabs). '
+            'Whoever has a link plays that seat, and sees what that seat sees; without it, '
+            'no one can open the seat. This list is on your page only.</p>'
+            f'<ul>{rows}</ul></details>')
+
+
+def seat_page(room: Room, seat: str, key: str) -> str:
+    """The page of one human seat of a game, opened with the seat's key (checked by the caller)."""
+    from .rooms import seat_url
+
     game = room.game
     parts = seat_parts(room, seat)
-    others = [p for p, k in room.seats.items() if k == "human" and p != seat]
-    hot = (" · hot seat: " + ", ".join(f'<a href="/game/{room.gid}/{escape(p)}">{escape(game.label_of(p))}</a>'
-                                       for p in others)) if others else ""
+    replay = (f'<p><a href="/replay/open?log={room.gid}.jsonl">Replay this game\'s log</a></p>'
+              if game.over else "")
     body = (f'<main><section class="boardarea"><div id="board">{parts["board"]}</div>'
             f'<div id="lists">{parts["lists"]}</div></section>'
-            f'<aside class="side"><h2>{escape(game.label_of(seat))}{hot}</h2>'
+            f'<aside class="side"><h2>{escape(game.label_of(seat))}</h2>{links_html(room, seat)}'
             f'<div id="status">{parts["status"]}</div><div id="decision">{parts["decision"]}</div>'
-            f'<h3>Narration</h3><div id="log" class="log">{parts["log"]}</div>'
-            f'<p><a href="/replay/open?log={room.gid}.jsonl">Replay this game\'s log</a></p></aside></main>')
-    attrs = f' data-api="/api/game/{room.gid}/{escape(seat)}" data-version="{room.version}"'
+            f'<h3>Narration</h3><div id="log" class="log">{parts["log"]}</div>{replay}</aside></main>')
+    attrs = f' data-api="/api{escape(seat_url(room.gid, seat, key))}" data-version="{room.version}"'
     return page(f"{game.rs.title}: {game.label_of(seat)}", body, attrs)
 
 
