@@ -3,7 +3,8 @@
 The server runs as a real process (``python -m interpreter serve``); the browser starts a game
 of Time of Crisis as red against bots, plays by clicking (the board once, choice buttons),
 undoes a decision, reloads the page and finds the same decision, then replays a finished log
-to its end. Screenshots of the board (the ruleset's own, from its board.yaml) at three moments
+to its end. Then two browser contexts (two computers) play red and blue of one game: each sees
+only its own hand and can act only on its own decisions. Screenshots of the board (the ruleset's own, from its board.yaml) at three moments
 are kept in tests/artifacts/web/, and the test fails if the board is blank.
 
 Chromium comes from Debian's packages (`apt-get install chromium`; .ci/run installs it), not
@@ -110,7 +111,7 @@ def test_play_undo_reload_and_replay_in_a_browser(browser, server):
     form.locator("input[name=seed]").fill("3")
     assert form.locator("select[name=seat_red]").input_value() == "human"
     form.locator("button[type=submit]").click()
-    page.wait_for_url("**/game/*/red")
+    page.wait_for_url("**/game/*/red/*")  # red's address carries his key
     page.wait_for_selector("button.choice")
     check_board(page, "1-start")
 
@@ -173,3 +174,85 @@ def test_play_undo_reload_and_replay_in_a_browser(browser, server):
     assert "Game over" in page.locator("h3.result").inner_text()
     check_board(page, "3-replay-end")
     page.close()
+
+
+def hands(logs: Path, gid: str) -> dict[str, list[str]]:
+    """Red's and blue's hands now, from the game's log (replayed here, as the server wrote it)."""
+    from interpreter.gamelog import replay
+
+    if not (logs / f"{gid}.jsonl").stat().st_size:  # the server writes the log from the first decision on
+        return {"red": [], "blue": []}
+    game = replay(logs / f"{gid}.jsonl", partial=True)
+    return {p: list(game.zones[f"hand@{p}"]) for p in ("red", "blue")}
+
+
+def test_two_computers_each_see_only_their_own_hand(browser, server):
+    base, logs = server
+    red = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    red.set_default_timeout(15_000)
+    red.goto(base + "/")
+    game = red.locator("li", has_text="Time of Crisis (2nd edition)").filter(has_text="time_of_crisis ").first
+    game.locator("summary").click()
+    form = game.locator("form.newgame")
+    form.locator("input[name=seed]").fill("3")
+    form.locator("select[name=seat_blue]").select_option("human")
+    form.locator("button[type=submit]").click()
+    red.wait_for_url("**/game/*/red/*")
+    _, _, gid, _, red_key = red.url.split("?")[0].rsplit("/", 4)
+    links = red.locator("details.links")
+    assert "Give each player his link" in links.inner_text() and "Whoever has a link plays that seat" in links.inner_text()
+    blue_link = red.locator("a.seatlink[data-seat=blue]").get_attribute("href")
+    assert blue_link and blue_link.startswith(f"/game/{gid}/blue/") and red_key not in blue_link
+
+    # the second computer: its own browser context (no cookie, no history of the first)
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blue = other.new_page()
+    blue.set_default_timeout(15_000)
+    blue.goto(base + blue_link)
+    assert blue.locator("details.links").count() == 0 and red_key not in blue.content()
+    blue_key = blue_link.rsplit("/", 1)[1]
+
+    # without red's key, blue's browser cannot open red's seat nor decide for him
+    r = blue.goto(f"{base}/game/{gid}/red")
+    assert r is not None and r.status == 403 and "key is missing" in blue.content()
+    r = blue.goto(f"{base}/game/{gid}/red/{blue_key}")
+    assert r is not None and r.status == 403 and blue.locator("svg").count() == 0
+    status = blue.evaluate("url => fetch(url, {method: 'POST', body: new URLSearchParams({index: '0'}), "
+                           "headers: {'Accept': 'application/json'}}).then(r => r.status)",
+                           f"/game/{gid}/red/{blue_key}/choose")
+    assert status == 403
+    blue.goto(base + blue_link)
+
+    # both play by clicking, each on his own page, until each holds three cards
+    pages = {"red": red, "blue": blue}
+    for _ in range(40):
+        held = hands(logs, gid)
+        if all(len(h) >= 3 for h in held.values()):
+            break
+        acted = False
+        for seat, page in pages.items():
+            page.reload()
+            page.wait_for_selector("#decision")
+            if page.locator("button.choice").count():
+                page.locator("button.choice").first.click()
+                page.wait_for_load_state("load")
+                acted = True
+            else:
+                assert "Waiting for" in page.locator("#decision").inner_text()
+        assert acted, "neither red nor blue had a decision"
+    else:
+        pytest.fail("red and blue were not dealt three cards each")
+
+    held = hands(logs, gid)
+    for seat, page in pages.items():
+        page.reload()
+        page.wait_for_selector("#board svg")
+        content = page.content()
+        other_seat = "blue" if seat == "red" else "red"
+        assert any(f'data-value="{c}"' in content for c in held[seat]), f"{seat} does not see his own hand"
+        for card in held[other_seat]:
+            assert card not in content, f"{seat}'s page holds {card} of {other_seat}'s hand"
+        api = page.evaluate("url => fetch(url).then(r => r.text())", page.locator("body").get_attribute("data-api"))
+        assert all(card not in api for card in held[other_seat])
+    other.close()
+    red.context.close()
