@@ -230,7 +230,7 @@ def test_two_computers_each_see_only_their_own_hand(browser, server):
         if all(len(h) >= 3 for h in held.values()):
             break
         acted = False
-        for seat, page in pages.items():
+        for page in pages.values():
             page.reload()
             page.wait_for_selector("#decision")
             if page.locator("button.choice").count():
