@@ -361,3 +361,15 @@ def test_keys_survive_a_restart_and_a_missing_keys_file_is_a_clear_403(client, t
         r = c3.get(url)
         assert r.status_code == 403 and "keys.json" in r.text and "ludus play --resume" in r.text
         assert "<svg" not in r.text
+
+
+def test_a_game_still_being_played_is_not_offered_for_replay(client, tmp_path):
+    """A replay shows every seat's narration and secret decisions: only a finished game's log."""
+    url = start(client, RED_AND_BLUE)
+    room = room_of(client, url)
+    deal(room, 1)  # the log holds decisions, and the game goes on
+    name = f"{room.gid}.jsonl"
+    assert (tmp_path / "logs" / name).stat().st_size > 0
+    assert name not in client.get("/replay").text
+    refused = client.get(f"/replay/open?log={name}", follow_redirects=False)
+    assert refused.status_code == 403 and "still being played" in refused.text

@@ -202,12 +202,23 @@ def build_app(rulesets: list[str], logs: Path, results: Path | None = None) -> S
             return JSONResponse({"ok": True, "url": url}, headers=SEAT_HEADERS)
         return RedirectResponse(url, status_code=303, headers=SEAT_HEADERS)
 
+    def _finished(path: Path) -> bool:
+        """Whether the log ends with the game's end: a game still being played is not offered
+        for replay, since a replay shows every seat's narration and secret decisions."""
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(max(0, path.stat().st_size - 65536))  # an end line holds the result: scores
+                last = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        except OSError:
+            return False
+        return b'"type": "end"' in last or b'"type":"end"' in last
+
     def _log_names() -> list[str]:
         try:
             files = sorted(server.logs.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             return []
-        return [p.name for p in files[:100] if LOG_NAME.match(p.name)]
+        return [p.name for p in files[:100] if LOG_NAME.match(p.name) and _finished(p)]
 
     async def replay_index(request: Request) -> Response:
         return HTMLResponse(pages.replay_index(await run_in_threadpool(_log_names)))
@@ -219,6 +230,9 @@ def build_app(rulesets: list[str], logs: Path, results: Path | None = None) -> S
         path = server.logs / name
         if not path.is_file():
             raise WebError(404, f"no log {name} in {server.logs}")
+        if not await run_in_threadpool(_finished, path):
+            raise WebError(403, f"the game of {name} is still being played: its log can be replayed "
+                                "when it is over (a replay shows every seat's narration and secrets)")
         rid = await run_in_threadpool(server.replays.add, path, name)
         return RedirectResponse(f"/replay/{rid}", status_code=303)
 
