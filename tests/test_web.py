@@ -373,3 +373,19 @@ def test_a_game_still_being_played_is_not_offered_for_replay(client, tmp_path):
     assert name not in client.get("/replay").text
     refused = client.get(f"/replay/open?log={name}", follow_redirects=False)
     assert refused.status_code == 403 and "still being played" in refused.text
+
+
+def test_a_game_restarted_before_its_first_decision_resumes(tmp_path):
+    """The log holds the game's header from its creation: a server restarted before anyone
+    decided opens the game at its first decision."""
+    logs = tmp_path / "logs"
+    with TestClient(build_app([], logs)) as first:
+        url = start(first, {**RED_AND_BLUE, "seed": "5"})
+        before = first.get("/api" + url).json()["decision"]
+    with TestClient(build_app([], logs)) as second:
+        again = second.get("/api" + url)
+        assert again.status_code == 200
+
+        def offered(html: str) -> list[str]:  # the choices offered (the page's version counter aside)
+            return re.findall(r'class="choice"[^>]*>([^<]+)<', html)
+        assert offered(again.json()["decision"]) == offered(before) and len(offered(before)) > 1

@@ -263,6 +263,8 @@ class Rooms:
         except LudusError as exc:
             self.keys_path(gid).unlink(missing_ok=True)
             raise WebError(400, exc.render()) from None
+        if table.log is not None:  # the header and the set-up's narration: a restart before the
+            table.log.sync(table.game.log)  # first decision finds the game in its log
         room = Room(gid, table, keys=keys)
         with self.lock:
             self.rooms[gid] = room
