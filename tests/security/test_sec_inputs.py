@@ -239,9 +239,12 @@ def test_a_given_seed_and_bot_games_stay_reproducible(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_at_the_prompt_ends_cleanly_with_130_and_keeps_the_log(tmp_path: Path) -> None:
+    # The game is started as from a terminal, where Ctrl-C is heard: a test run started in the
+    # background by a shell (`pytest &`) ignores SIGINT, and a child would inherit that.
     proc = subprocess.Popen([sys.executable, "-m", "interpreter", "play", "dice_race", "--players", "2", "--seat",
                              "red=human", "--log", "game.jsonl"], cwd=tmp_path, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     out = bytearray()
     assert proc.stdout is not None and proc.stdin is not None
     def read() -> None:
