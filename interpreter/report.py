@@ -18,6 +18,7 @@ from typing import Any
 from .diagnostics import Diagnostic, Loc, LudusError
 from .gamelog import kept_entries, read_log, replay
 from .model import RuleFault
+from .play import told
 from .runtime import Game
 from .seat import status_lines
 
@@ -61,8 +62,7 @@ def collect(log: str, player: str, ruleset: str | None = None) -> tuple[Game, li
         if rep is None or name != rep.every:
             return
         number = len(sections) + 1
-        texts = [str(e["text"]) for e in game.log[mark:]
-                 if e["type"] == "text" and ("to" not in e or player in e["to"])]
+        texts = [str(e["text"]) for e in game.log[mark:] if e["type"] == "text" and told(e, [player], seats)]
         mark = len(game.log)
         work = game.work  # the report's reading is not the rules' work
         try:

@@ -195,7 +195,7 @@ def narration(room: Room, seat: str, limit: int = MAX_NARRATION) -> list[str]:
     for i, entry in enumerate(game.log):
         kind = entry["type"]
         if kind == "text":
-            if "to" in entry and not told(entry, [seat], players):
+            if not told(entry, [seat], players):
                 continue
             lines.append(str(entry["text"]))
         elif kind == "choice":
