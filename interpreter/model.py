@@ -241,6 +241,7 @@ class ActionDef:
     loc: Loc | None = None
     # Generated: appends every legal (action, arguments) choice for an actor (see Compiler._lister).
     enum: Callable[[Any, str, list], None] | None = None
+    labeler: Callable[[Any, str, dict], str] | None = None  # the label of one choice (when the rules write one)
 
 
 @dataclass

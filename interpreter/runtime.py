@@ -72,7 +72,7 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self._bind()
 
     def _bind(self) -> None:
-        st = self.state
+        st = self._state
         self.ents: dict[str, dict[str, Any]] = st["entities"]
         self.zones: dict[str, list[str]] = st["zones"]
         self.glob: dict[str, Any] = st["globals"]
@@ -197,8 +197,8 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
 
     @property
     def result(self) -> dict[str, Any] | None:
-        return self.state["result"]
+        return self._state["result"]
 
     @property
     def over(self) -> bool:
-        return self.state["result"] is not None
+        return self._state["result"] is not None

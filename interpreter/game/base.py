@@ -57,7 +57,8 @@ class GameBase:
 
     # set by Game.__init__ and Game._bind (see there)
     rs: Ruleset
-    state: dict[str, Any]
+    _state: dict[str, Any]  # read through ``state`` (Choices), which labels the pending menu first
+    _unlabelled: tuple[list[dict[str, Any]], str] | None  # the pending menu's choices, if not yet labelled, and its player
     log: list[dict[str, Any]]
     atomic: bool
     usage: Counter[str] | None
@@ -87,6 +88,7 @@ class GameBase:
     _own_zones: set[str] | None
 
     if TYPE_CHECKING:
+        state: dict[str, Any]  # a property of Choices
         # What one part calls on another; each is defined in the module named.
         # runtime
         def _bind(self) -> None: ...

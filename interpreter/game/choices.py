@@ -55,6 +55,51 @@ class Choices(GameBase):
     """Pending decisions: asking, listing the legal choices, applying one."""
 
     @property
+    def state(self) -> dict[str, Any]:
+        """The game's state: plain JSON data (docs/state.md).
+
+        The labels of a menu of actions are written when first read: a bot that picks by
+        index needs one label, for the log, not one per choice. Reading ``state`` (as every
+        caller outside the running rules does) labels them all first, so what it shows is
+        always complete.
+        """
+        if self._unlabelled is not None:
+            self._label_or_fail()
+        return self._state
+
+    @state.setter
+    def state(self, st: dict[str, Any]) -> None:
+        self._state = st
+        self._unlabelled = None
+
+    def _label_choices(self) -> None:
+        """Write the labels of the pending menu's choices (a rule failing: RuleFault, located)."""
+        due = self._unlabelled
+        if due is None:
+            return
+        self._unlabelled = None  # the labels' rules read the state too (its modifiers)
+        options, actor = due
+        try:
+            for o in options:
+                if o["label"] is None:
+                    o["label"] = self._label_of_choice(o, actor)
+        except BaseException:
+            self._unlabelled = due  # still due: read again, the failure shows again
+            raise
+
+    def _label_of_choice(self, option: dict[str, Any], actor: str) -> str:
+        value = option["value"]
+        labeler = self.rs.actions[value["action"]].labeler
+        assert labeler is not None  # a choice is unlabelled only when its action writes a label
+        return labeler(self, actor, value["args"])
+
+    def _label_or_fail(self) -> None:
+        try:
+            self._label_choices()
+        except RuleFault as fault:
+            raise self._located(fault) from None
+
+    @property
     def seats(self) -> list[str]:
         """Everyone who decides: the players, then the umpire if the ruleset declares one.
 
@@ -64,7 +109,7 @@ class Choices(GameBase):
 
     def deciders(self) -> list[str]:
         """Seats who may make a choice now (several during a secret choice); the umpire is "umpire"."""
-        p = self.state["pending"]
+        p = self._state["pending"]
         if p is None:
             return []
         if p["type"] == "secret":
@@ -83,6 +128,19 @@ class Choices(GameBase):
             player = ds[0]
         options = self._options_for(p, player)
         return [Choice(i, o["label"], o["value"]) for i, o in enumerate(options or [])]
+
+    def count_choices(self, player: str | None = None) -> int:
+        """How many legal choices ``player`` has (default: the first decider): ``len(choices(player))``
+        without making the list (a random bot needs only the count)."""
+        p = self._state["pending"]
+        if p is None:
+            return 0
+        if player is None:
+            ds = self.deciders()
+            if not ds:
+                return 0
+            player = ds[0]
+        return len(self._options_for(p, player) or ())
 
     def _options_for(self, p: dict[str, Any], player: str) -> list[dict[str, Any]] | None:
         if p["type"] == "secret":
@@ -104,7 +162,7 @@ class Choices(GameBase):
         the rule's place; either way the state is as before.
         """
         self.changed()  # the state may have been edited from outside since the last call
-        st = self.state
+        st = self._state
         p = st["pending"]
         if st["result"] is not None:
             raise IllegalChoice("the game is over")
@@ -120,6 +178,7 @@ class Choices(GameBase):
         if isinstance(choice, bool) or not isinstance(choice, int | str):
             raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
         if isinstance(choice, str):
+            self.state  # noqa: B018 - reading it labels every choice, to match the one named
             matches = [i for i, o in enumerate(options) if o["label"] == choice]
             if not matches:
                 labels = "; ".join(o["label"] for o in options[:12])
@@ -141,7 +200,10 @@ class Choices(GameBase):
         log_len = len(self.log)
         try:
             option = options[index]
-            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": option["label"]}
+            label = option["label"]
+            if label is None:
+                label = self._label_of_choice(option, player)
+            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": label}
             if dice:
                 entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
             if salt is not None:
@@ -158,7 +220,7 @@ class Choices(GameBase):
                 self._rollback(snapshot, log_len)
                 if snapshot is None:
                     left = list(left)
-                    self.state["forced_dice"] = []
+                    self._state["forced_dice"] = []
                 raise IllegalChoice(f"this choice rolled {len(dice) - len(left)} of the {len(dice)} forced dice; "
                                     f"{left} were not rolled")
         except RuleFault as fault:
@@ -177,7 +239,8 @@ class Choices(GameBase):
         del self.log[log_len:]
 
     def _resolve(self, p: dict[str, Any], player: str, value: Any) -> None:
-        st = self.state
+        st = self._state
+        self._unlabelled = None  # the menu is answered: its other labels are never needed
         if p["type"] == "choice":
             st["pending"] = None
             st["stack"][-1]["locals"][p["var"]] = _copy(value)
@@ -223,24 +286,43 @@ class Choices(GameBase):
         if not options:
             raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
                             loc, "guard the choice with a condition, or offer a 'none' option")
-        self.state["pending"] = {"type": "choice", "player": player,
-                                 "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
-                                 "var": var, "options": self._labelled(list(options), var, L, label)}
+        self._state["pending"] = {"type": "choice", "player": player,
+                                  "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
+                                  "var": var, "options": self._labelled(list(options), var, L, label)}
         if secret:
-            self.state["pending"]["secret"] = True
+            self._state["pending"]["secret"] = True
 
     def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None, prompt: Any = None) -> None:
         player = self._check_player(player, loc)
-        options = self.action_options(player, group)
+        options = self._listed(player, group)
         if not options:
             raise RuleFault(f"no action of group '{group}' is legal for {self.label_of(player)}", loc,
                             "add an action that is always legal, such as passing")
         text = self.label_of(prompt) if prompt is not None else f"choose an action ({group})"
-        self.state["pending"] = {"type": "action", "player": player, "prompt": text,
-                                 "group": group, "bind": bind, "options": options}
+        self._state["pending"] = {"type": "action", "player": player, "prompt": text,
+                                  "group": group, "bind": bind, "options": options}
+        self._unlabelled = (options, player)
+        if self.atomic:  # a game played with undo labels at once: a failing label undoes the choice before
+            try:
+                self._label_choices()
+            except _FAILURES as exc:
+                raise fault_of(exc, self) from None
 
     def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
-        """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order."""
+        """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order,
+        each with its label (``{"label", "value"}``)."""
+        out = self._listed(player, group)
+        try:
+            for o in out:
+                if o["label"] is None:
+                    o["label"] = self._label_of_choice(o, player)
+        except _FAILURES as exc:
+            raise fault_of(exc, self) from None
+        return out
+
+    def _listed(self, player: str, group: str) -> list[dict[str, Any]]:
+        """The legal choices of ``group`` for ``player``, those whose action writes a label
+        not yet labelled (label None)."""
         out: list[dict[str, Any]] = []
         rs = self.rs
         try:
@@ -266,6 +348,6 @@ class Choices(GameBase):
             text = self.label_of(prompt(self, L2)) if prompt is not None else f"secretly choose {var}"
             per[p] = {"prompt": text, "options": self._labelled(values, var, L2, label)}
         if not per:
-            self.state["stack"][-1]["locals"][var] = {}
+            self._state["stack"][-1]["locals"][var] = {}
             return
-        self.state["pending"] = {"type": "secret", "var": var, "players": per, "answers": {}}
+        self._state["pending"] = {"type": "secret", "var": var, "players": per, "answers": {}}
