@@ -17,7 +17,7 @@ from ..diagnostics import Loc, LudusError
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import fault_of
 from ..model import MAX_SIDES, UMPIRE, RuleFault, copy_plain
-from .base import GameBase
+from .base import MAX_DEPTH, GameBase
 
 _copy = copy_plain
 
@@ -248,9 +248,10 @@ class Choices(GameBase):
             st["pending"] = None
             args = dict(_copy(value["args"]))
             args["actor"] = player
-            # pushed on a player's answer: a failure is blamed on the statement that asked
+            # pushed on a player's answer: a failure (too deep) is blamed on the statement that asked
+            stack = st["stack"]
             self.push("action:" + value["action"], args, p.get("bind"),
-                      self._paused_at(st["stack"][-1]) if st["stack"] else None)
+                      self._paused_at(stack[-1]) if len(stack) >= MAX_DEPTH else None)
         else:
             p["answers"][player] = _copy(value)
             if len(p["answers"]) == len(p["players"]):
