@@ -1,9 +1,9 @@
 """Rules functions as Python: their positional twins, which remember results, and which
 remembered results each change of the state makes stale.
 
-A *cheap* function (it goes through no list, calls only cheap functions, is not recursive)
-does a bounded amount of work, less than looking its result up: it is not remembered and its
-calls count no work. Every other function remembers its results in its own memo, forgotten
+A *cheap* function (it goes through no list, calls only cheap functions, is not recursive,
+and its body with theirs is small: at most CHEAP_STEPS reads and calls) does a bounded amount
+of work, less than looking its result up: it is not remembered and its calls count no work. Every other function remembers its results in its own memo, forgotten
 only when something it reads changes (see Expressions.read and Game.changed_field).
 """
 
@@ -20,20 +20,22 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
                     reads: dict[str, set[tuple[str, ...]]]) -> None:
     """The positional twins of the rules functions.
 
-    A *cheap* function — it goes through no list, calls only cheap functions and is not
-    recursive — does a bounded amount of work, less than looking its result up: it is not
-    remembered and its calls count no work. Every other function remembers its results.
+    A *cheap* function — it goes through no list, calls only cheap functions, is not
+    recursive and is small — does a bounded amount of work, less than looking its result up:
+    it is not remembered and its calls count no work. Every other function remembers its results.
     """
     twin = {name: gen.twin("F", name) for name in functions}
     facts = {name: _cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
-    cheap: set[str] = set()
+    cheap: dict[str, int] = {}  # cheap function -> the reads and calls of a call of it, callees' included
     grew = True
     while grew:  # least fixed point: a function on a cycle of calls is never cheap
         grew = False
-        for name, (bounded, called) in facts.items():
-            if name not in cheap and bounded and called <= cheap:
-                cheap.add(name)
-                grew = True
+        for name, (bounded, called, steps) in facts.items():
+            if name not in cheap and bounded and all(c in cheap for c in called):
+                total = steps + sum(cheap[c] for c in called)
+                if total <= CHEAP_STEPS:
+                    cheap[name] = total
+                    grew = True
     index = {name: i for i, name in enumerate(sorted(n for n in functions if n not in cheap))}
     _memo_readers(rs, reads, index)
     for name, (fdef, src) in functions.items():
@@ -92,9 +94,17 @@ _COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_
            "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
 
 
-def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
-    """Whether an expression surely does a bounded amount of work, and the functions it calls."""
-    bounded, called = True, set[str]()
+# The most reads and calls (counted as the subscripts and calls in its Python source, those of
+# the cheap functions it calls included) a function may make and still be cheap: past this,
+# looking a result up costs less than working it out again (Time of Crisis's unit_type, a
+# dozen field reads, is called for every unit for every kind of unit in a battle).
+CHEAP_STEPS = 24
+
+
+def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str], int]:
+    """Whether an expression surely does a bounded amount of work, the functions it calls,
+    and how many reads and calls it makes (at most)."""
+    bounded, called, steps = True, set[str](), 0
     stack = [src]
     while stack:
         s = stack.pop()
@@ -104,10 +114,11 @@ def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
             if piece.__class__ is str:
                 if bounded and (any(c in piece for c in _COSTLY) or "Q" in piece):
                     bounded = False
+                steps += piece.count("[") + piece.count("(")
                 if "F" in piece:
                     called.update(twins[m] for m in _TWIN_CALL.findall(piece) if m in twins)
         stack.extend(s.parts)
-    return bounded, called
+    return bounded, called, steps
 
 
 _TWIN_CALL = re.compile(r"\b(F\d+)\(")
