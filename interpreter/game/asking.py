@@ -46,20 +46,35 @@ class Asking(GameBase):
         if due is None:
             return
         self._unlabelled = None  # the labels' rules read the state too (its modifiers)
-        options, actor = due
+        options, label_of_choice = due
         try:
             for o in options:
                 if o["label"] is None:
-                    o["label"] = self._label_of_choice(o, actor)
+                    o["label"] = label_of_choice(o)
         except BaseException:
             self._unlabelled = due  # still due: read again, the failure shows again
             raise
 
-    def _label_of_choice(self, option: dict[str, Any], actor: str) -> str:
+    def _label_of_choice(self, option: dict[str, Any]) -> str:
+        """The label of one choice of the pending decision (not yet labelled)."""
+        assert self._unlabelled is not None
+        return self._unlabelled[1](option)
+
+    def _label_of_action(self, option: dict[str, Any], actor: str) -> str:
         value = option["value"]
         labeler = self.rs.actions[value["action"]].labeler
         assert labeler is not None  # a choice is unlabelled only when its action writes a label
         return labeler(self, actor, value["args"])
+
+    def _label_later(self, options: list[dict[str, Any]], label_of_choice: Callable[[dict[str, Any]], str]) -> None:
+        """Options just offered, some without their label (None): made when first read, or at
+        once in a game with undo, so that a label that fails undoes the choice before."""
+        self._unlabelled = (options, label_of_choice)
+        if self.atomic:
+            try:
+                self._label_choices()
+            except _FAILURES as exc:
+                raise fault_of(exc, self) from None
 
     def _label_or_fail(self) -> None:
         try:
@@ -80,6 +95,19 @@ class Asking(GameBase):
             out.append({"label": text, "value": _copy(v)})
         return out
 
+    def _label_by(self, var: str, L: dict[str, Any],
+                  label: Callable[[Any, dict], Any] | None) -> Callable[[dict[str, Any]], str]:
+        """How a choice of ``choose VAR ... label LABEL`` is labelled, on the locals ``L`` of
+        the procedure that asked (which stay as they are until the choice is answered)."""
+        if label is None:
+            return lambda o: self.label_of(o["value"])
+
+        def label_of_choice(o: dict[str, Any]) -> str:
+            L2 = dict(L)
+            L2[var] = o["value"]
+            return self.label_of(label(self, L2))
+        return label_of_choice
+
     def _check_player(self, player: Any, loc: Loc | None) -> str:
         if player not in self.players and not (player == UMPIRE and self.rs.umpire):
             raise RuleFault(f"{self.label_of(player)} is not a player and cannot decide", loc)
@@ -91,11 +119,13 @@ class Asking(GameBase):
         if not options:
             raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
                             loc, "guard the choice with a condition, or offer a 'none' option")
+        listed = [{"label": None, "value": _copy(v)} for v in options]
         self._state["pending"] = {"type": "choice", "player": player,
                                   "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
-                                  "var": var, "options": self._labelled(list(options), var, L, label)}
+                                  "var": var, "options": listed}
         if secret:
             self._state["pending"]["secret"] = True
+        self._label_later(listed, self._label_by(var, L, label))
 
     def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None, prompt: Any = None) -> None:
         player = self._check_player(player, loc)
@@ -106,12 +136,7 @@ class Asking(GameBase):
         text = self.label_of(prompt) if prompt is not None else f"choose an action ({group})"
         self._state["pending"] = {"type": "action", "player": player, "prompt": text,
                                   "group": group, "bind": bind, "options": options}
-        self._unlabelled = (options, player)
-        if self.atomic:  # a game played with undo labels at once: a failing label undoes the choice before
-            try:
-                self._label_choices()
-            except _FAILURES as exc:
-                raise fault_of(exc, self) from None
+        self._label_later(options, lambda o: self._label_of_action(o, player))
 
     def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
         """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order,
@@ -120,7 +145,7 @@ class Asking(GameBase):
         try:
             for o in out:
                 if o["label"] is None:
-                    o["label"] = self._label_of_choice(o, player)
+                    o["label"] = self._label_of_action(o, player)
         except _FAILURES as exc:
             raise fault_of(exc, self) from None
         return out

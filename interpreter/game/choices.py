@@ -155,7 +155,7 @@ class Choices(GameBase):
             option = options[index]
             label = option["label"]
             if label is None:
-                label = self._label_of_choice(option, player)
+                label = self._label_of_choice(option)
             entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": label}
             if dice:
                 entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
