@@ -20,7 +20,7 @@ their own evaluation minus the best of the other players' (the *margin*).
 
 from __future__ import annotations
 
-import marshal
+import contextlib
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -88,12 +88,21 @@ def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = 
 
     ``sampled``: ``game.sample(player, seed)`` made already (it is copied, not changed).
     """
-    trial = sampled.copy() if sampled is not None else game.sample(player, seed)
+    trial = sampled.copy(memos=True) if sampled is not None else game.sample(player, seed)
     try:
         trial.apply(index, player)
     except Exception:  # a failing line of play (e.g. on a redrawn hidden card) is simply not preferred
         return None
     return trial
+
+
+def _remember_margins(sampled: Game, player: str) -> None:
+    """Work out the margin on the sampled game before any choice is tried on it: its copies
+    (``copy(memos=True)``) start with the functions' results, and each trial works out again
+    only those its choice made stale."""
+    # a failure leaves the results remembered before it, which hold: the trials will judge
+    with contextlib.suppress(Exception):
+        margin(sampled, player)
 
 
 def fingerprint(game: Game, player: str) -> int:
@@ -103,7 +112,7 @@ def fingerprint(game: Game, player: str) -> int:
     objects met before, no mark of interned strings), and a state's dicts are built in an
     order fixed by the rules, so equal views give equal bytes, whatever objects they share.
     """
-    return hash(marshal.dumps(game.view(player, copy=False), 0))
+    return hash(game.view_bytes(player))
 
 
 class GreedyBot:
@@ -129,6 +138,7 @@ class GreedyBot:
         self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
         sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
+        _remember_margins(sampled, player)
         scored = []
         for c in game.choices(player):
             trial = _try(game, player, c.index, seed, sampled)

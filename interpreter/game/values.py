@@ -17,6 +17,10 @@ from .base import GameBase
 class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
 
+    #: The memos were handed over by the game this one copies, for this very state, and no
+    #: decision was made since (see decided): set on a copy only, so a class default.
+    memos_handed: bool = False
+
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
 
@@ -34,6 +38,16 @@ class Values(GameBase):
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
         if sum(len(memos[i]) for i in self.rs.memo_constant) > MAX_KEPT_RESULTS:
             self.forget_all()
+
+    def decided(self) -> None:
+        """At a decision (``apply``): the state may have been edited from outside since the last
+        one, so forget what :meth:`changed` forgets — unless this game is a copy made with its
+        source's memos (``copy(memos=True)``) and not yet played: nothing outside the rules has
+        had it, and the rules forget precisely what they change (a bot's trials, bots.py)."""
+        if self.memos_handed:
+            self.memos_handed = False
+        else:
+            self.changed()
 
     def forget_all(self) -> None:
         """Forget every remembered function result: entities were made or destroyed (so

@@ -8,6 +8,7 @@ entities' dicts and zones' lists, which both games then copy before changing.
 from __future__ import annotations
 
 import json
+import marshal
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,14 @@ _copy = copy_plain
 
 
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
+
+# A view's keys before its zones (in this order: view_bytes writes them so).
+_VIEW_HEAD = ("format", "ruleset", "players", "globals", "modifiers", "result")
+_ZONES_KEY, _ENTITIES_KEY, _PENDING_KEY = (marshal.dumps(k, 0) for k in ("zones", "entities", "pending"))
+# The bytes of an entity's part of a view (view_bytes), by the id of its dict: the dict is kept
+# with them, so that its id cannot be another's while they are; emptied past the bound.
+_ENTITY_BYTES: dict[int, tuple[dict[str, Any], str, bytes]] = {}
+_MAX_ENTITY_BYTES = 20_000
 
 
 def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
@@ -89,38 +98,83 @@ class Views(GameBase):
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
         st = self.state
-        out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
-        zones: dict[str, Any] = {}
-        hidden: set[str] = set()
+        out: dict[str, Any] = {k: st[k] for k in _VIEW_HEAD}
         sight = Sight(self, player) if self.rs.fog else None
         if sight is not None and not sight.all:
+            zones: dict[str, Any] = {}
+            hidden: set[str] = set()
             self._fogged(sight, zones, hidden)
             out["zones"] = zones
             out["entities"] = {e: r for e, r in st["entities"].items()  # copied below if asked
                                if e not in hidden and sight.entity(e)}
         else:  # no fog of war: the plain loop (most games, and the bots' every look)
-            for key, items in st["zones"].items():
-                if self._visible(key, player):
-                    zones[key] = list(items)
-                else:
-                    zones[key] = {"hidden": len(items)}
-                    hidden.update(items)
-            out["zones"] = zones
+            out["zones"], hidden = self._plain_zones(player)
             out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
-        p = st["pending"]
-        if p is None:
-            out["pending"] = None
-        elif player == UMPIRE and self.rs.umpire:
-            out["pending"] = p  # the umpire's view: the whole decision, secret answers too
-        elif p["type"] == "secret":
-            out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
-                              "players": {q: v for q, v in p["players"].items() if q == player},
-                              "answers": {q: v for q, v in p["answers"].items() if q == player}}
-        elif p["player"] == player:
-            out["pending"] = p
-        else:
-            out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
+        out["pending"] = self._pending_view(player)
         return _copy(out) if copy else out
+
+    def _plain_zones(self, player: str | None) -> tuple[dict[str, Any], set[str]]:
+        """The zones of a view without fog of war, and the entities in those hidden from ``player``."""
+        zones: dict[str, Any] = {}
+        hidden: set[str] = set()
+        visible = self._visible
+        for key, items in self.state["zones"].items():
+            if visible(key, player):
+                zones[key] = list(items)
+            else:
+                zones[key] = {"hidden": len(items)}
+                hidden.update(items)
+        return zones, hidden
+
+    def _pending_view(self, player: str | None) -> dict[str, Any] | None:
+        """The pending decision as ``player`` sees it (shared with the state)."""
+        p: dict[str, Any] | None = self.state["pending"]
+        if p is None:
+            return None
+        if player == UMPIRE and self.rs.umpire:
+            return p  # the umpire's view: the whole decision, secret answers too
+        if p["type"] == "secret":
+            return {"type": "secret", "waiting_for": self.deciders(),
+                    "players": {q: v for q, v in p["players"].items() if q == player},
+                    "answers": {q: v for q, v in p["answers"].items() if q == player}}
+        if p["player"] == player:
+            return p
+        return {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
+
+    def view_bytes(self, player: str | None) -> bytes:
+        """``marshal.dumps(self.view(player, copy=False), 0)``, the same bytes made quicker: for
+        the bots' fingerprints of positions, made several times a decision.
+
+        Format 0 writes a dict as ``{``, each key and value as it would write them alone, and
+        ``0``; so the view's bytes are its parts' bytes joined, and an entity's part is kept
+        (``_ENTITY_BYTES``) while its dict cannot change: copy on write (board.py) never
+        changes in place a dict this game does not own, nor one shared by a copy.
+        """
+        if self.rs.fog:
+            return marshal.dumps(self.view(player, copy=False), 0)
+        st = self.state
+        dumps = marshal.dumps
+        zones, hidden = self._plain_zones(player)
+        chunks = [b"{"]
+        for key in _VIEW_HEAD:
+            chunks += (dumps(key, 0), dumps(st[key], 0))
+        chunks += (_ZONES_KEY, dumps(zones, 0), _ENTITIES_KEY, b"{")
+        own = self._own_ents
+        kept = _ENTITY_BYTES
+        if len(kept) > _MAX_ENTITY_BYTES:
+            kept.clear()
+        for eid, e in st["entities"].items():
+            if eid in hidden:
+                continue
+            if own is None or eid in own:  # this game may still change it in place
+                chunks.append(dumps(eid, 0) + dumps(e, 0))
+                continue
+            hit = kept.get(id(e))
+            if hit is None or hit[0] is not e or hit[1] != eid:
+                hit = kept[id(e)] = (e, eid, dumps(eid, 0) + dumps(e, 0))
+            chunks.append(hit[2])
+        chunks += (b"0", _PENDING_KEY, dumps(self._pending_view(player), 0), b"0")
+        return b"".join(chunks)
 
     def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
         """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
@@ -187,13 +241,26 @@ class Views(GameBase):
         self._share_constants(game)
         return game
 
-    def copy(self) -> Game:
-        """An independent copy of the game as it stands (not atomic; its log starts empty)."""
+    def copy(self, memos: bool = False) -> Game:
+        """An independent copy of the game as it stands (not atomic; its log starts empty).
+
+        ``memos``: the copy starts with this game's remembered results (its own dicts), and its
+        next ``apply`` keeps them: for a copy played at once, with nothing edited from outside
+        in between (a bot's trial of each choice on one sampled game, which remembers for all
+        of them what the choice does not change). Both games then forget as the rules change
+        their own state, so neither can read a result the other made stale.
+        """
         from ..runtime import Game  # runtime imports this module
 
         game = Game(self.rs, self._shared())
         game._own_ents, game._own_zones = set(), set()
         game.atomic = False
+        if memos:
+            mine, theirs = self.memos, game.memos
+            for i in self.rs.memo_volatile:
+                if mine[i]:  # an empty dict is left as NO_MEMO: the copy would fill this game's
+                    theirs[i] = mine[i].copy()
+            game.memos_handed = True
         self._share_constants(game)
         return game
 
