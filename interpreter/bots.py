@@ -96,13 +96,25 @@ def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = 
     return trial
 
 
-def _remember_margins(sampled: Game, player: str) -> None:
-    """Work out the margin on the sampled game before any choice is tried on it: its copies
-    (``copy(memos=True)``) start with the functions' results, and each trial works out again
-    only those its choice made stale."""
+def _remember_margins(sampled: Game, player: str) -> float | None:
+    """The margin on the sampled game, worked out before any choice is tried on it (None if
+    it fails): its copies (``copy(memos=True)``) start with the functions' results, and each
+    trial works out again only those its choice made stale."""
     # a failure leaves the results remembered before it, which hold: the trials will judge
     with contextlib.suppress(Exception):
-        margin(sampled, player)
+        return margin(sampled, player)
+    return None
+
+
+def _judge(trial: Game | None, player: str, before: float | None) -> float:
+    """The margin after a trial; ``before``: the margin on the sampled game it was copied from,
+    still the answer when the trial changed nothing the rules can read (it forgot nothing:
+    every such change forgets, see Game.forgot) and did not end the game."""
+    if trial is None:
+        return -2 * WIN
+    if before is not None and not trial.forgot and trial.forgot is not None and not trial.over:
+        return before
+    return margin(trial, player)
 
 
 def fingerprint(game: Game, player: str) -> int:
@@ -138,11 +150,13 @@ class GreedyBot:
         self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
         sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
-        _remember_margins(sampled, player)
+        before = _remember_margins(sampled, player)
         scored = []
         for c in game.choices(player):
             trial = _try(game, player, c.index, seed, sampled)
-            value = margin(trial, player) if trial is not None else -2 * WIN
+            value = _judge(trial, player, before)
+            if trial is not None:
+                sampled.learn_memos(trial)  # what this choice left unchanged, the next trials need not work out
             scored.append((value, self.rand.random(), c.index, trial))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
         self._after = {}

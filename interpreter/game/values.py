@@ -20,6 +20,12 @@ class Values(GameBase):
     #: The memos were handed over by the game this one copies, for this very state, and no
     #: decision was made since (see decided): set on a copy only, so a class default.
     memos_handed: bool = False
+    #: The memo slots this game has forgotten at each change of its state since it was copied
+    #: with its source's memos (None: not counted). Every change of the state the rules can
+    #: read forgets (so an empty list: nothing read has changed), and a slot never forgotten
+    #: holds only results true of the source's state too, which the source may take
+    #: (learn_memos).
+    forgot: list[tuple[int, ...] | range] | None = None
 
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
@@ -31,7 +37,10 @@ class Values(GameBase):
         :meth:`forget_all`.
         """
         memos = self.memos
-        for i in self.rs.memo_volatile:
+        volatile = self.rs.memo_volatile
+        if self.forgot is not None:
+            self.forgot.append(volatile)
+        for i in volatile:
             if memos[i]:
                 memos[i].clear()
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
@@ -55,6 +64,8 @@ class Values(GameBase):
 
         The slots are replaced, not emptied: a copy of this game may share the dicts of
         constant functions (Views._share_constants), which stay right for it."""
+        if self.forgot is not None:
+            self.forgot.append(range(self.rs.memo_count))
         self.memos = [NO_MEMO] * self.rs.memo_count
 
     def changed_field(self, name: str) -> None:
@@ -74,10 +85,28 @@ class Values(GameBase):
 
     def _forget(self, fact: tuple[str, ...]) -> None:
         memos = self.memos
-        for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
+        slots = self.rs.memo_readers.get(fact, self.rs.memo_always)
+        if self.forgot is not None:
+            self.forgot.append(slots)
+        for i in slots:
             m = memos[i]
             if m:  # most are empty (or the shared NO_MEMO) already: a call per entity moved adds up
                 m.clear()
+
+    def learn_memos(self, copy: Values) -> None:
+        """Take the results ``copy`` (made by ``self.copy(memos=True)``) remembered in the slots
+        it never forgot: nothing they read has changed since the copy, so they are true of this
+        game's state too (its later copies start with them)."""
+        if copy.forgot is None:
+            return
+        forgot = set().union(*copy.forgot)
+        mine, theirs = self.memos, copy.memos
+        for i in self.rs.memo_volatile:
+            if theirs[i] and i not in forgot:
+                if mine[i] is NO_MEMO:  # the shared empty slot is never written
+                    mine[i] = theirs[i].copy()
+                else:
+                    mine[i].update(theirs[i])
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""

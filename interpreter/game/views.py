@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostic, Loc, LudusError
 from ..model import UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
+from .viewbytes import VIEW_HEAD, view_bytes
 
 if TYPE_CHECKING:
     from ..runtime import Game
@@ -25,14 +26,6 @@ _copy = copy_plain
 
 
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
-
-# A view's keys before its zones (in this order: view_bytes writes them so).
-_VIEW_HEAD = ("format", "ruleset", "players", "globals", "modifiers", "result")
-_ZONES_KEY, _ENTITIES_KEY, _PENDING_KEY = (marshal.dumps(k, 0) for k in ("zones", "entities", "pending"))
-# The bytes of an entity's part of a view (view_bytes), by the id of its dict: the dict is kept
-# with them, so that its id cannot be another's while they are; emptied past the bound.
-_ENTITY_BYTES: dict[int, tuple[dict[str, Any], str, bytes]] = {}
-_MAX_ENTITY_BYTES = 20_000
 
 
 def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
@@ -98,7 +91,7 @@ class Views(GameBase):
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
         st = self.state
-        out: dict[str, Any] = {k: st[k] for k in _VIEW_HEAD}
+        out: dict[str, Any] = {k: st[k] for k in VIEW_HEAD}
         sight = Sight(self, player) if self.rs.fog else None
         if sight is not None and not sight.all:
             zones: dict[str, Any] = {}
@@ -142,39 +135,11 @@ class Views(GameBase):
         return {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
 
     def view_bytes(self, player: str | None) -> bytes:
-        """``marshal.dumps(self.view(player, copy=False), 0)``, the same bytes made quicker: for
-        the bots' fingerprints of positions, made several times a decision.
-
-        Format 0 writes a dict as ``{``, each key and value as it would write them alone, and
-        ``0``; so the view's bytes are its parts' bytes joined, and an entity's part is kept
-        (``_ENTITY_BYTES``) while its dict cannot change: copy on write (board.py) never
-        changes in place a dict this game does not own, nor one shared by a copy.
-        """
+        """``marshal.dumps(self.view(player, copy=False), 0)``, the same bytes made quicker from
+        kept parts (see game/viewbytes.py): the bots' fingerprints of positions."""
         if self.rs.fog:
             return marshal.dumps(self.view(player, copy=False), 0)
-        st = self.state
-        dumps = marshal.dumps
-        zones, hidden = self._plain_zones(player)
-        chunks = [b"{"]
-        for key in _VIEW_HEAD:
-            chunks += (dumps(key, 0), dumps(st[key], 0))
-        chunks += (_ZONES_KEY, dumps(zones, 0), _ENTITIES_KEY, b"{")
-        own = self._own_ents
-        kept = _ENTITY_BYTES
-        if len(kept) > _MAX_ENTITY_BYTES:
-            kept.clear()
-        for eid, e in st["entities"].items():
-            if eid in hidden:
-                continue
-            if own is None or eid in own:  # this game may still change it in place
-                chunks.append(dumps(eid, 0) + dumps(e, 0))
-                continue
-            hit = kept.get(id(e))
-            if hit is None or hit[0] is not e or hit[1] != eid:
-                hit = kept[id(e)] = (e, eid, dumps(eid, 0) + dumps(e, 0))
-            chunks.append(hit[2])
-        chunks += (b"0", _PENDING_KEY, dumps(self._pending_view(player), 0), b"0")
-        return b"".join(chunks)
+        return view_bytes(self, player)
 
     def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
         """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
@@ -261,6 +226,7 @@ class Views(GameBase):
                 if mine[i]:  # an empty dict is left as NO_MEMO: the copy would fill this game's
                     theirs[i] = mine[i].copy()
             game.memos_handed = True
+            game.forgot = []
         self._share_constants(game)
         return game
 
