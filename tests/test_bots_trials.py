@@ -3,6 +3,7 @@ and fingerprints made from kept bytes, must judge exactly as fresh copies and fu
 
 from __future__ import annotations
 
+import json
 import marshal
 
 import pytest
@@ -31,6 +32,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
         p = game.deciders()[0]
         sampled = game.sample(p, step)
         _remember_margins(sampled, p)
+        pending = json.dumps(sampled.state["pending"], sort_keys=True)
         for c in game.choices(p)[:6]:
             handed, fresh = sampled.copy(memos=True), sampled.copy()
             outcomes = []
@@ -46,6 +48,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
                 assert [margin(handed, q) for q in game.players] == [margin(fresh, q) for q in game.players]
                 _consistent(handed, fresh)
                 tried += 1
+        assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
         game.apply(bots[p].choose(game, p), p)
     assert tried > 50
 

@@ -28,7 +28,7 @@ _copy = copy_plain
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
 
 
-def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
+def copy_state(st: dict[str, Any], shared: bool = False, read_pending: bool = False) -> dict[str, Any]:
     """A copy of a game state as good as a deep copy for the runtime, five times quicker.
 
     The runtime changes entities, zones, globals and the list of modifiers only by
@@ -41,10 +41,17 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
 
     ``shared``: share the entities' dicts and the zones' lists too — only for games that
     copy one before changing it (see Game._writable_entity).
+
+    ``read_pending``: share the pending decision's options too, for a copy whose next step is
+    to make that decision (a bot's trial): making a choice or an action replaces the pending
+    decision and copies the value chosen, and changes none of them in place. A secret
+    decision's answers do change in place, so it is copied all the same.
     """
     out: dict[str, Any] = {}
     for key, value in st.items():
-        if key == "entities" and not shared:
+        if key == "pending" and read_pending and value is not None and value["type"] != "secret":
+            out[key] = dict(value)
+        elif key == "entities" and not shared:
             out[key] = {k: v.copy() for k, v in value.items()}
         elif key == "zones" and not shared:
             out[key] = {k: v[:] for k, v in value.items()}
@@ -60,15 +67,16 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
 class Views(GameBase):
     """Views of a player, samples and copies of the game, JSON."""
 
-    def _shared(self) -> dict[str, Any]:
-        """A copy of the state sharing entities' dicts and zones' lists with this game.
+    def _shared(self, read_pending: bool = False) -> dict[str, Any]:
+        """A copy of the state sharing entities' dicts and zones' lists with this game (and
+        ``read_pending``: the pending decision's options, see copy_state).
 
         A value the rules nested too deeply for Python to copy is a located error (at the
         decision waiting), and the state stays as it is.
         """
         self._own_ents, self._own_zones = set(), set()
         try:
-            return copy_state(self.state, shared=True)
+            return copy_state(self.state, shared=True, read_pending=read_pending)
         except (RecursionError, MemoryError):
             raise self._too_deep("copy") from None
 
@@ -213,11 +221,12 @@ class Views(GameBase):
         next ``apply`` keeps them: for a copy played at once, with nothing edited from outside
         in between (a bot's trial of each choice on one sampled game, which remembers for all
         of them what the choice does not change). Both games then forget as the rules change
-        their own state, so neither can read a result the other made stale.
+        their own state, so neither can read a result the other made stale. Such a copy
+        shares the pending decision's options too (see copy_state).
         """
         from ..runtime import Game  # runtime imports this module
 
-        game = Game(self.rs, self._shared())
+        game = Game(self.rs, self._shared(read_pending=memos))
         game._own_ents, game._own_zones = set(), set()
         game.atomic = False
         if memos:
