@@ -108,11 +108,11 @@ def _remember_margins(sampled: Game, player: str) -> float | None:
 
 def _judge(trial: Game | None, player: str, before: float | None) -> float:
     """The margin after a trial; ``before``: the margin on the sampled game it was copied from,
-    still the answer when the trial changed nothing the rules can read (it forgot nothing:
-    every such change forgets, see Game.forgot) and did not end the game."""
+    still the answer when the trial changed nothing the rules can read (Game.changes: every
+    such change forgets remembered results) and did not end the game."""
     if trial is None:
         return -2 * WIN
-    if before is not None and not trial.forgot and trial.forgot is not None and not trial.over:
+    if before is not None and trial.changes == 0 and not trial.over:
         return before
     return margin(trial, player)
 
@@ -155,8 +155,6 @@ class GreedyBot:
         for c in game.choices(player):
             trial = _try(game, player, c.index, seed, sampled)
             value = _judge(trial, player, before)
-            if trial is not None:
-                sampled.learn_memos(trial)  # what this choice left unchanged, the next trials need not work out
             scored.append((value, self.rand.random(), c.index, trial))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
         self._after = {}

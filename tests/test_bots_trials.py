@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import marshal
+import re
+from typing import Any
 
 import pytest
 
 from interpreter import Game, load_ruleset
 from interpreter.bots import GreedyBot, _remember_margins, margin
+from interpreter.model import Ruleset
 
 
 def _consistent(handed: Game, fresh: Game) -> None:
@@ -19,13 +22,39 @@ def _consistent(handed: Game, fresh: Game) -> None:
             assert a[key] == b[key], (i, key)
 
 
+def _functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
+    """The generated function of each memo slot, and how many arguments it takes."""
+    out = {}
+    for name, fn in rs.codegen.env.items():
+        src = rs.codegen.source_of(fn) if re.fullmatch(r"F\d+", name) else None
+        slot = re.search(r"g\.memos\[(\d+)\]", src or "")
+        if src and slot:
+            head = re.match(r"def \w+\(g((?:, \w+)*)\)", src)
+            assert head is not None
+            out[int(slot.group(1))] = (fn, head.group(1).count(","))
+    return out
+
+
+def _all_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
+    """Every result ``game`` remembers is what its function gives on a copy remembering nothing."""
+    checked = 0
+    for i in game.rs.memo_volatile:
+        fn, n = functions[i]
+        for key, value in list(game.memos[i].items()):
+            args = () if n == 0 else (key,) if n == 1 else key
+            assert fn(game.copy(), *args) == value, (i, key)
+            checked += 1
+    return checked
+
+
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis"])
 def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
     rs = load_ruleset(name)
     game = Game.new(rs, 4, 3)
     game.atomic = False
     bots = {p: GreedyBot(3, p) for p in game.players}
-    tried = 0
+    functions = _functions(rs)
+    tried = checked = 0
     for step in range(60):
         if game.over:
             break
@@ -47,10 +76,14 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
             if isinstance(outcomes[0], bytes):
                 assert [margin(handed, q) for q in game.players] == [margin(fresh, q) for q in game.players]
                 _consistent(handed, fresh)
+                if step % 5 == 0:
+                    checked += _all_true(handed, functions)
                 tried += 1
         assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
+        if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
+            checked += _all_true(sampled, functions)
         game.apply(bots[p].choose(game, p), p)
-    assert tried > 50
+    assert tried > 50 and checked > 500
 
 
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis", "pax_romana"])

@@ -20,12 +20,16 @@ class Values(GameBase):
     #: The memos were handed over by the game this one copies, for this very state, and no
     #: decision was made since (see decided): set on a copy only, so a class default.
     memos_handed: bool = False
-    #: The memo slots this game has forgotten at each change of its state since it was copied
-    #: with its source's memos (None: not counted). Every change of the state the rules can
-    #: read forgets (so an empty list: nothing read has changed), and a slot never forgotten
-    #: holds only results true of the source's state too, which the source may take
-    #: (learn_memos).
-    forgot: list[tuple[int, ...] | range] | None = None
+    #: Changes of the state the rules can read, counted since the game was made: every one
+    #: forgets (changed, _forget, forget_all), and a bot's trial that made none is judged as
+    #: the game it copies (bots._judge).
+    changes: int = 0
+
+    # Forgetting replaces a memo slot by the shared empty NO_MEMO and never empties the dict
+    # in place: a copy made with its source's memos (Views.copy(memos=True)) shares the
+    # source's dicts, and each game leaves a dict when something its functions read changes
+    # in that game. So the games holding one dict agree on all that its function reads, and a
+    # result any of them remembers there is true for all of them.
 
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
@@ -36,13 +40,11 @@ class Values(GameBase):
         the game's constants, and a caller who edits one between decisions calls
         :meth:`forget_all`.
         """
+        self.changes += 1
         memos = self.memos
-        volatile = self.rs.memo_volatile
-        if self.forgot is not None:
-            self.forgot.append(volatile)
-        for i in volatile:
-            if memos[i]:
-                memos[i].clear()
+        for i in self.rs.memo_volatile:
+            if memos[i] is not NO_MEMO:
+                memos[i] = NO_MEMO
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
         if sum(len(memos[i]) for i in self.rs.memo_constant) > MAX_KEPT_RESULTS:
@@ -64,8 +66,7 @@ class Values(GameBase):
 
         The slots are replaced, not emptied: a copy of this game may share the dicts of
         constant functions (Views._share_constants), which stay right for it."""
-        if self.forgot is not None:
-            self.forgot.append(range(self.rs.memo_count))
+        self.changes += 1
         self.memos = [NO_MEMO] * self.rs.memo_count
 
     def changed_field(self, name: str) -> None:
@@ -84,29 +85,11 @@ class Values(GameBase):
         self._forget(("zones",))
 
     def _forget(self, fact: tuple[str, ...]) -> None:
+        self.changes += 1
         memos = self.memos
-        slots = self.rs.memo_readers.get(fact, self.rs.memo_always)
-        if self.forgot is not None:
-            self.forgot.append(slots)
-        for i in slots:
-            m = memos[i]
-            if m:  # most are empty (or the shared NO_MEMO) already: a call per entity moved adds up
-                m.clear()
-
-    def learn_memos(self, copy: Values) -> None:
-        """Take the results ``copy`` (made by ``self.copy(memos=True)``) remembered in the slots
-        it never forgot: nothing they read has changed since the copy, so they are true of this
-        game's state too (its later copies start with them)."""
-        if copy.forgot is None:
-            return
-        forgot = set().union(*copy.forgot)
-        mine, theirs = self.memos, copy.memos
-        for i in self.rs.memo_volatile:
-            if theirs[i] and i not in forgot:
-                if mine[i] is NO_MEMO:  # the shared empty slot is never written
-                    mine[i] = theirs[i].copy()
-                else:
-                    mine[i].update(theirs[i])
+        for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
+            if memos[i] is not NO_MEMO:  # most are already: a call per entity moved adds up
+                memos[i] = NO_MEMO
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""

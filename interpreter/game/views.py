@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import UMPIRE, copy_plain
+from ..model import NO_MEMO, UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
 from .viewbytes import VIEW_HEAD, view_bytes
@@ -217,12 +217,13 @@ class Views(GameBase):
     def copy(self, memos: bool = False) -> Game:
         """An independent copy of the game as it stands (not atomic; its log starts empty).
 
-        ``memos``: the copy starts with this game's remembered results (its own dicts), and its
+        ``memos``: the copy shares this game's remembered results (the very dicts), and its
         next ``apply`` keeps them: for a copy played at once, with nothing edited from outside
-        in between (a bot's trial of each choice on one sampled game, which remembers for all
-        of them what the choice does not change). Both games then forget as the rules change
-        their own state, so neither can read a result the other made stale. Such a copy
-        shares the pending decision's options too (see copy_state).
+        in between (a bot's trial of each choice on one sampled game). Each game leaves a
+        shared dict when its own state changes what that function reads (see Values), so a
+        result either game remembers there is true of both: the next copies start with what
+        earlier ones worked out and their choices left unchanged. Such a copy shares the
+        pending decision's options too (see copy_state).
         """
         from ..runtime import Game  # runtime imports this module
 
@@ -232,10 +233,10 @@ class Views(GameBase):
         if memos:
             mine, theirs = self.memos, game.memos
             for i in self.rs.memo_volatile:
-                if mine[i]:  # an empty dict is left as NO_MEMO: the copy would fill this game's
-                    theirs[i] = mine[i].copy()
+                if mine[i] is NO_MEMO:  # a dict of its own, which the copy fills for both
+                    mine[i] = {}
+                theirs[i] = mine[i]
             game.memos_handed = True
-            game.forgot = []
         self._share_constants(game)
         return game
 
