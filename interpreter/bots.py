@@ -20,7 +20,6 @@ their own evaluation minus the best of the other players' (the *margin*).
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -96,24 +95,16 @@ def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = 
     return trial
 
 
-def _remember_margins(sampled: Game, player: str) -> float | None:
-    """The margin on the sampled game, worked out before any choice is tried on it (None if
-    it fails): its copies (``copy(memos=True)``) start with the functions' results, and each
-    trial works out again only those its choice made stale."""
-    # a failure leaves the results remembered before it, which hold: the trials will judge
-    with contextlib.suppress(Exception):
-        return margin(sampled, player)
-    return None
-
-
-def _judge(trial: Game | None, player: str, before: float | None) -> float:
-    """The margin after a trial; ``before``: the margin on the sampled game it was copied from,
-    still the answer when the trial changed nothing the rules can read (Game.changes: every
-    such change forgets remembered results) and did not end the game."""
+def _judge(trial: Game | None, player: str, unchanged: list[float]) -> float:
+    """The margin after a trial. A trial that changed nothing the rules can read
+    (Game.changes: every such change forgets remembered results) and did not end the game
+    stands as the sampled game it copies: ``unchanged`` keeps that margin once worked out."""
     if trial is None:
         return -2 * WIN
-    if before is not None and trial.changes == 0 and not trial.over:
-        return before
+    if trial.changes == 0 and not trial.over:
+        if not unchanged:
+            unchanged.append(margin(trial, player))
+        return unchanged[0]
     return margin(trial, player)
 
 
@@ -150,11 +141,11 @@ class GreedyBot:
         self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
         sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
-        before = _remember_margins(sampled, player)
+        unchanged: list[float] = []
         scored = []
         for c in game.choices(player):
             trial = _try(game, player, c.index, seed, sampled)
-            value = _judge(trial, player, before)
+            value = _judge(trial, player, unchanged)
             scored.append((value, self.rand.random(), c.index, trial))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
         self._after = {}

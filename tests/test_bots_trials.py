@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from interpreter import Game, load_ruleset
-from interpreter.bots import GreedyBot, _remember_margins, margin
+from interpreter.bots import GreedyBot, margin
 from interpreter.model import Ruleset
 
 
@@ -54,13 +54,13 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
     game.atomic = False
     bots = {p: GreedyBot(3, p) for p in game.players}
     functions = _functions(rs)
-    tried = checked = 0
+    tried = checked = unchanged = 0
     for step in range(60):
         if game.over:
             break
         p = game.deciders()[0]
         sampled = game.sample(p, step)
-        _remember_margins(sampled, p)
+        margin(sampled, p)  # results in the memos the trials share
         pending = json.dumps(sampled.state["pending"], sort_keys=True)
         for c in game.choices(p)[:6]:
             handed, fresh = sampled.copy(memos=True), sampled.copy()
@@ -76,6 +76,9 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
             if isinstance(outcomes[0], bytes):
                 assert [margin(handed, q) for q in game.players] == [margin(fresh, q) for q in game.players]
                 _consistent(handed, fresh)
+                if handed.changes == 0 and not handed.over:  # judged as the sampled game (bots._judge)
+                    assert margin(handed, p) == margin(sampled, p)
+                    unchanged += 1
                 if step % 5 == 0:
                     checked += _all_true(handed, functions)
                 tried += 1
@@ -83,7 +86,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
         if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
             checked += _all_true(sampled, functions)
         game.apply(bots[p].choose(game, p), p)
-    assert tried > 50 and checked > 500
+    assert tried > 50 and checked > 500 and unchanged > 5
 
 
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis", "pax_romana"])
