@@ -108,6 +108,16 @@ def _judge(trial: Game | None, player: str, unchanged: list[float]) -> float:
     return margin(trial, player)
 
 
+def _looks_alike(game: Game) -> bool:
+    """Whether a sample of ``game`` looks to its player exactly as the game does: only what he
+    cannot see was redrawn, unless fog of war hides entities where they are, or a secret
+    decision waits (the sample forgets the others' answers, so it waits for them again).
+    Then the view of the sample gives the game's fingerprint, and its parts serve its trials'
+    views (game/viewbytes.py)."""
+    pending = game.pending
+    return not game.rs.fog and (pending is None or pending["type"] != "secret")
+
+
 def fingerprint(game: Game, player: str) -> int:
     """A hash of what ``player`` sees (equal views, equal fingerprints).
 
@@ -138,9 +148,9 @@ class GreedyBot:
 
         Only the first ``need`` places are checked for revisits.
         """
-        self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
         sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
+        self.seen.add(fingerprint(sampled if _looks_alike(game) else game, player))
         unchanged: list[float] = []
         scored = []
         for c in game.choices(player):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from interpreter import Game, load_ruleset
-from interpreter.bots import GreedyBot, margin
+from interpreter.bots import GreedyBot, _looks_alike, margin
 from interpreter.model import Ruleset
 
 
@@ -89,17 +89,32 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
     assert tried > 50 and checked > 500 and unchanged > 5
 
 
-@pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis", "pax_romana"])
+@pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis", "pax_romana", "empire_in_crisis"])
 def test_view_bytes_are_the_marshalled_view(name: str) -> None:
     rs = load_ruleset(name)
     game = Game.new(rs, None, 5)
     bots = {p: GreedyBot(5, p) for p in game.players}
-    for _ in range(40):
+    patched = alike = 0
+    for step in range(40):
         if game.over:
             break
         p = game.deciders()[0]
-        sampled = game.sample(p, 1)
-        for g in (game, sampled, sampled.copy()):
+        for g in (game, game.sample(p, step)):
             for q in [*game.players, None]:
                 assert g.view_bytes(q) == marshal.dumps(g.view(q, copy=False), 0)
+        sampled = game.sample(p, step)
+        if _looks_alike(game):  # the bots fingerprint the sampled game for the game: the same view
+            assert sampled.view_bytes(p) == game.view_bytes(p)
+            alike += 1
+        sampled.view_bytes(p)  # the layout its trials' views start from
+        for c in game.choices(p)[:5]:
+            trial = sampled.copy(memos=True)
+            try:
+                trial.apply(c.index, p)
+            except Exception:  # noqa: BLE001 - a failing line of play is not judged
+                continue
+            patched += trial.source_layout is not None
+            for q in [*game.players, None]:
+                assert trial.view_bytes(q) == marshal.dumps(trial.view(q, copy=False), 0)
         game.apply(bots[p].choose(game, p), p)
+    assert (patched > 20 and alike > 10) or rs.fog

@@ -74,6 +74,8 @@ class GameBase:
     until the state changes; ``changed()`` empties it. The generated functions of the rules
     read and fill it (dsl/procwriter.function_source).
     """
+    changes: int
+    """Changes of the state the rules can read, counted (game/values.py)."""
     ents: dict[str, dict[str, Any]]
     zones: dict[str, list[str]]
     glob: dict[str, Any]

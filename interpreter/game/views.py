@@ -17,7 +17,7 @@ from ..diagnostics import Diagnostic, Loc, LudusError
 from ..model import NO_MEMO, UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
-from .viewbytes import VIEW_HEAD, view_bytes
+from .viewbytes import VIEW_HEAD, Layout, view_bytes
 
 if TYPE_CHECKING:
     from ..runtime import Game
@@ -66,6 +66,12 @@ def copy_state(st: dict[str, Any], shared: bool = False, read_pending: bool = Fa
 
 class Views(GameBase):
     """Views of a player, samples and copies of the game, JSON."""
+
+    #: The parts of this game's last view as marshal's bytes (game/viewbytes.py), and for a
+    #: bot's trial (``copy(memos=True)``) those of the game it copies, if made of that very
+    #: state: the trial's view changes them.
+    view_layout: Layout | None = None
+    source_layout: Layout | None = None
 
     def _shared(self, read_pending: bool = False) -> dict[str, Any]:
         """A copy of the state sharing entities' dicts and zones' lists with this game (and
@@ -237,6 +243,9 @@ class Views(GameBase):
                     mine[i] = {}
                 theirs[i] = mine[i]
             game.memos_handed = True
+            layout = self.view_layout
+            if layout is not None and layout.state is self.state and layout.changes == self.changes:
+                game.source_layout = layout
         self._share_constants(game)
         return game
 
