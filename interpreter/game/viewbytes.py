@@ -59,16 +59,15 @@ class Layout:
         self._ent_at: dict[str, int] | None = None
 
     def zone_at(self) -> dict[str, int]:
-        """The place of each zone's part (hidden ones too) among the zones' parts."""
+        """The place of each zone's part among the zones' parts."""
         if self._zone_at is None:
-            self._zone_at = {key: i for i, key in enumerate(self.zone_keys)}
+            self._zone_at = dict(zip(self.zone_keys, range(len(self.zone_keys)), strict=True))
         return self._zone_at
 
     def ent_at(self) -> dict[str, int]:
-        """The place of each entity's part among the entities' parts (the hidden have none)."""
+        """The place of each entity's part among the entities' parts (a hidden one's is empty)."""
         if self._ent_at is None:
-            hidden = self.hidden
-            self._ent_at = {eid: i for i, eid in enumerate(e for e in self.ent_keys if e not in hidden)}
+            self._ent_at = dict(zip(self.ent_keys, range(len(self.ent_keys)), strict=True))
         return self._ent_at
 
 
@@ -125,6 +124,7 @@ def _written(game: Views, player: str | None) -> tuple[list[bytes], list[bytes]]
     get = parts.get
     for eid, e in st["entities"].items():
         if eid in hidden:
+            ent_parts.append(b"")  # so that the parts are in the places of the entities
             continue
         part = get(id(e))
         if part is None:

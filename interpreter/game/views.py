@@ -72,6 +72,8 @@ class Views(GameBase):
     #: state: the trial's view changes them.
     view_layout: Layout | None = None
     source_layout: Layout | None = None
+    #: The list of memo slots in which copy(memos=True) last put a dict of this game's own.
+    memos_opened: list[dict[Any, Any]] | None = None
 
     def _shared(self, read_pending: bool = False) -> dict[str, Any]:
         """A copy of the state sharing entities' dicts and zones' lists with this game (and
@@ -237,16 +239,19 @@ class Views(GameBase):
         game._own_ents, game._own_zones = set(), set()
         game.atomic = False
         if memos:
-            mine, theirs = self.memos, game.memos
-            for i in self.rs.memo_volatile:
-                if mine[i] is NO_MEMO:  # a dict of its own, which the copy fills for both
-                    mine[i] = {}
-                theirs[i] = mine[i]
+            mine = self.memos
+            if self.memos_opened is not mine:  # a dict of its own in every slot, which copies fill for all
+                for i in self.rs.memo_volatile:
+                    if mine[i] is NO_MEMO:
+                        mine[i] = {}
+                self.memos_opened = mine  # (a slot forgotten since is only not shared)
+            game.memos = mine[:]  # every dict, those of constant functions too
             game.memos_handed = True
             layout = self.view_layout
             if layout is not None and layout.state is self.state and layout.changes == self.changes:
                 game.source_layout = layout
-        self._share_constants(game)
+        else:
+            self._share_constants(game)
         return game
 
     def _share_constants(self, game: Game) -> None:
