@@ -71,8 +71,10 @@ class GameBase:
     arguments (their tuple; a function of one argument by that argument itself).
 
     Functions are pure (they read only their arguments and the state), so a result holds
-    until the state changes; ``changed()`` empties it. The generated functions of the rules
-    read and fill it (dsl/procwriter.function_source).
+    until the state changes; ``changed()`` forgets it, putting the shared empty NO_MEMO in
+    the slot (a dict may be shared with a bot's trial copy, so it is never emptied in place:
+    see game/values.py). The generated functions of the rules read and fill it
+    (dsl/procwriter.function_source).
     """
     changes: int
     """Changes of the state the rules can read, counted (game/values.py)."""
