@@ -118,3 +118,18 @@ def test_view_bytes_are_the_marshalled_view(name: str) -> None:
                 assert trial.view_bytes(q) == marshal.dumps(trial.view(q, copy=False), 0)
         game.apply(bots[p].choose(game, p), p)
     assert (patched > 20 and alike > 10) or rs.fog
+
+
+def test_view_bytes_follow_an_edit_from_outside_made_known_by_forget_all() -> None:
+    rs = load_ruleset("time_of_crisis")
+    game = Game.new(rs, 4, 2)
+    bots = {p: GreedyBot(2, p) for p in game.players}
+    for _ in range(5):
+        p = game.deciders()[0]
+        game.apply(bots[p].choose(game, p), p)
+    p = game.deciders()[0]
+    before = game.view_bytes(p)
+    game.ents[p]["legacy"] += 7  # in place, in a dict the game has shared with its copies
+    game.forget_all()
+    after = game.view_bytes(p)
+    assert after != before and after == marshal.dumps(game.view(p, copy=False), 0)

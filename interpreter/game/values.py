@@ -12,6 +12,7 @@ from typing import Any
 from ..diagnostics import Loc
 from ..model import MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
 from .base import GameBase
+from .viewbytes import forget_view_parts
 
 
 class Values(GameBase):
@@ -65,9 +66,12 @@ class Values(GameBase):
         ``every KIND`` may differ), or the state was edited from outside the rules.
 
         The slots are replaced, not emptied: a copy of this game may share the dicts of
-        constant functions (Views._share_constants), which stay right for it."""
+        constant functions (Views._share_constants), which stay right for it. The bytes kept
+        for views are dropped too: an edit from outside may have changed in place a dict or
+        list that no game owns (game/viewbytes.py)."""
         self.changes += 1
         self.memos = [NO_MEMO] * self.rs.memo_count
+        forget_view_parts()
 
     def changed_field(self, name: str) -> None:
         """Forget the results of the functions that read a field called ``name`` (or that read

@@ -44,6 +44,12 @@ _HELD: list[Any] = []
 _MAX_PARTS = 50_000
 
 
+def forget_view_parts() -> None:
+    """Drop every part kept (Game.forget_all: the state may have been edited from outside)."""
+    _PARTS.clear()
+    _HELD.clear()
+
+
 class Layout:
     """The parts of one game's view for one player, for its copies to change (see above)."""
 
@@ -76,8 +82,7 @@ def view_bytes(game: Views, player: str | None) -> bytes:
     st = game.state
     dumps = marshal.dumps
     if len(_PARTS) > _MAX_PARTS:
-        _PARTS.clear()
-        _HELD.clear()
+        forget_view_parts()
     layout = game.source_layout
     parts = _patched(game, player, layout) if layout is not None else None
     if parts is None:
