@@ -188,27 +188,22 @@ class Views(GameBase):
         st = self._shared()
         zones: dict[str, list[str]] = st["zones"]
         ents: dict[str, dict[str, Any]] = st["entities"]
-        hidden = sorted(k for k in zones if zones[k] and not self._visible(k, player))
-        hidden_ents: list[str] = []
-        for key in hidden:  # redealt below: the copy's own lists and dicts
-            zones[key] = zones[key][:]
-            for eid in zones[key]:
-                ents[eid] = ents[eid].copy()
-                hidden_ents.append(eid)
+        visible = self._visible
+        hidden = sorted(k for k, items in zones.items() if items and not visible(k, player))
+        kind_of = {eid: ents[eid]["kind"] for key in hidden for eid in zones[key]}
         pools: dict[str, list[str]] = {}
-        for key in hidden:
-            for eid in zones[key]:
-                pools.setdefault(ents[eid]["kind"], []).append(eid)
+        for eid, kind in kind_of.items():
+            pools.setdefault(kind, []).append(eid)
         for pool in pools.values():
             pool.sort()
             rand.shuffle(pool)
-        for key in hidden:
-            items = zones[key]
-            for i, eid in enumerate(items):
-                new = pools[ents[eid]["kind"]].pop()
-                items[i] = new
+        hidden_ents: list[str] = []
+        for key in hidden:  # redealt: the copy's own lists, and dicts for the entities that move
+            items = zones[key] = [pools[kind_of[eid]].pop() for eid in zones[key]]
             for eid in items:
-                ents[eid]["zone"] = key
+                if ents[eid]["zone"] != key:
+                    ents[eid] = dict(ents[eid], zone=key)
+                    hidden_ents.append(eid)
         if self.rs.fog:
             hidden_ents += _out_of_sight(Sight(self, player), zones, ents, hidden)
         p = st["pending"]
