@@ -20,7 +20,6 @@ their own evaluation minus the best of the other players' (the *margin*).
 
 from __future__ import annotations
 
-import marshal
 import random
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -88,12 +87,35 @@ def _try(game: Game, player: str, index: int, seed: int, sampled: Game | None = 
 
     ``sampled``: ``game.sample(player, seed)`` made already (it is copied, not changed).
     """
-    trial = sampled.copy() if sampled is not None else game.sample(player, seed)
+    trial = sampled.copy(memos=True) if sampled is not None else game.sample(player, seed)
     try:
         trial.apply(index, player)
     except Exception:  # a failing line of play (e.g. on a redrawn hidden card) is simply not preferred
         return None
     return trial
+
+
+def _judge(trial: Game | None, player: str, unchanged: list[float]) -> float:
+    """The margin after a trial. A trial that changed nothing the rules can read
+    (Game.changes: every such change forgets remembered results) and did not end the game
+    stands as the sampled game it copies: ``unchanged`` keeps that margin once worked out."""
+    if trial is None:
+        return -2 * WIN
+    if trial.changes == 0 and not trial.over:
+        if not unchanged:
+            unchanged.append(margin(trial, player))
+        return unchanged[0]
+    return margin(trial, player)
+
+
+def _looks_alike(game: Game) -> bool:
+    """Whether a sample of ``game`` looks to its player exactly as the game does: only what he
+    cannot see was redrawn, unless fog of war hides entities where they are, or a secret
+    decision waits (the sample forgets the others' answers, so it waits for them again).
+    Then the view of the sample gives the game's fingerprint, and its parts serve its trials'
+    views (game/viewbytes.py)."""
+    pending = game.pending
+    return not game.rs.fog and (pending is None or pending["type"] != "secret")
 
 
 def fingerprint(game: Game, player: str) -> int:
@@ -103,7 +125,7 @@ def fingerprint(game: Game, player: str) -> int:
     objects met before, no mark of interned strings), and a state's dicts are built in an
     order fixed by the rules, so equal views give equal bytes, whatever objects they share.
     """
-    return hash(marshal.dumps(game.view(player, copy=False), 0))
+    return hash(game.view_bytes(player))
 
 
 class GreedyBot:
@@ -126,13 +148,14 @@ class GreedyBot:
 
         Only the first ``need`` places are checked for revisits.
         """
-        self.seen.add(fingerprint(game, player))
         seed = self.rand.getrandbits(63)
         sampled = game.sample(player, seed)  # one imagined world for every choice: equal terms
+        self.seen.add(fingerprint(sampled if _looks_alike(game) else game, player))
+        unchanged: list[float] = []
         scored = []
         for c in game.choices(player):
             trial = _try(game, player, c.index, seed, sampled)
-            value = margin(trial, player) if trial is not None else -2 * WIN
+            value = _judge(trial, player, unchanged)
             scored.append((value, self.rand.random(), c.index, trial))
         scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
         self._after = {}

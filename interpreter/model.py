@@ -370,6 +370,9 @@ class Ruleset:
     # each kind for an entity list met before (see Game._visible, Game.kind_ids).
     zone_visibility: dict[tuple[str, str | None], bool] = field(default_factory=dict)
     kind_indexes: dict[tuple[str, ...], dict[str, list[str]]] = field(default_factory=dict)
+    # The procedures a frame may run, by name (actions as 'action:ID'), read by every game
+    # and built once: a bot makes thousands of copies a second (see Game.__init__).
+    frame_procs: dict[str, Procedure] | None = None
 
     def seat_names(self, players: int) -> list[str]:
         """The seats of a game with this many players, in turn order."""

@@ -50,9 +50,13 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         self.state = state
         self.log: list[dict[str, Any]] = []
         self.atomic = True
-        self._procs: dict[str, Procedure] = dict(rs.procedures)
-        for aid, action in rs.actions.items():
-            self._procs["action:" + aid] = action.proc
+        procs = rs.frame_procs
+        if procs is None:
+            procs = dict(rs.procedures)
+            for aid, action in rs.actions.items():
+                procs["action:" + aid] = action.proc
+            rs.frame_procs = procs
+        self._procs: dict[str, Procedure] = procs  # read only: shared by every game of the ruleset
         self._after_setup: Callable[[Game], None] | None = None
         self.depth = 0  # calls of rule functions running inside one another
         # Work done since the last decision (see spend) and passes of loops (see

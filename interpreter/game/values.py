@@ -12,10 +12,25 @@ from typing import Any
 from ..diagnostics import Loc
 from ..model import MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
 from .base import GameBase
+from .viewbytes import forget_view_parts
 
 
 class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
+
+    #: The memos were handed over by the game this one copies, for this very state, and no
+    #: decision was made since (see decided): set on a copy only, so a class default.
+    memos_handed: bool = False
+    #: Changes of the state the rules can read, counted since the game was made: every one
+    #: forgets (changed, _forget, forget_all), and a bot's trial that made none is judged as
+    #: the game it copies (bots._judge).
+    changes: int = 0
+
+    # Forgetting replaces a memo slot by the shared empty NO_MEMO and never empties the dict
+    # in place: a copy made with its source's memos (Views.copy(memos=True)) shares the
+    # source's dicts, and each game leaves a dict when something its functions read changes
+    # in that game. So the games holding one dict agree on all that its function reads, and a
+    # result any of them remembers there is true for all of them.
 
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
@@ -26,22 +41,37 @@ class Values(GameBase):
         the game's constants, and a caller who edits one between decisions calls
         :meth:`forget_all`.
         """
+        self.changes += 1
         memos = self.memos
         for i in self.rs.memo_volatile:
-            if memos[i]:
-                memos[i].clear()
+            if memos[i] is not NO_MEMO:
+                memos[i] = NO_MEMO
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
         if sum(len(memos[i]) for i in self.rs.memo_constant) > MAX_KEPT_RESULTS:
             self.forget_all()
+
+    def decided(self) -> None:
+        """At a decision (``apply``): the state may have been edited from outside since the last
+        one, so forget what :meth:`changed` forgets — unless this game is a copy made with its
+        source's memos (``copy(memos=True)``) and not yet played: nothing outside the rules has
+        had it, and the rules forget precisely what they change (a bot's trials, bots.py)."""
+        if self.memos_handed:
+            self.memos_handed = False
+        else:
+            self.changed()
 
     def forget_all(self) -> None:
         """Forget every remembered function result: entities were made or destroyed (so
         ``every KIND`` may differ), or the state was edited from outside the rules.
 
         The slots are replaced, not emptied: a copy of this game may share the dicts of
-        constant functions (Views._share_constants), which stay right for it."""
+        constant functions (Views._share_constants), which stay right for it. The bytes kept
+        for views are dropped too: an edit from outside may have changed in place a dict or
+        list that no game owns (game/viewbytes.py)."""
+        self.changes += 1
         self.memos = [NO_MEMO] * self.rs.memo_count
+        forget_view_parts()
 
     def changed_field(self, name: str) -> None:
         """Forget the results of the functions that read a field called ``name`` (or that read
@@ -59,11 +89,11 @@ class Values(GameBase):
         self._forget(("zones",))
 
     def _forget(self, fact: tuple[str, ...]) -> None:
+        self.changes += 1
         memos = self.memos
         for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
-            m = memos[i]
-            if m:  # most are empty (or the shared NO_MEMO) already: a call per entity moved adds up
-                m.clear()
+            if memos[i] is not NO_MEMO:  # most are already: a call per entity moved adds up
+                memos[i] = NO_MEMO
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""

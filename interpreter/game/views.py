@@ -8,14 +8,16 @@ entities' dicts and zones' lists, which both games then copy before changing.
 from __future__ import annotations
 
 import json
+import marshal
 import random
 from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import UMPIRE, copy_plain
+from ..model import NO_MEMO, UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
+from .viewbytes import VIEW_HEAD, Layout, view_bytes
 
 if TYPE_CHECKING:
     from ..runtime import Game
@@ -26,7 +28,7 @@ _copy = copy_plain
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
 
 
-def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
+def copy_state(st: dict[str, Any], shared: bool = False, read_pending: bool = False) -> dict[str, Any]:
     """A copy of a game state as good as a deep copy for the runtime, five times quicker.
 
     The runtime changes entities, zones, globals and the list of modifiers only by
@@ -39,10 +41,17 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
 
     ``shared``: share the entities' dicts and the zones' lists too — only for games that
     copy one before changing it (see Game._writable_entity).
+
+    ``read_pending``: share the pending decision's options too, for a copy whose next step is
+    to make that decision (a bot's trial): making a choice or an action replaces the pending
+    decision and copies the value chosen, and changes none of them in place. A secret
+    decision's answers do change in place, so it is copied all the same.
     """
     out: dict[str, Any] = {}
     for key, value in st.items():
-        if key == "entities" and not shared:
+        if key == "pending" and read_pending and value is not None and value["type"] != "secret":
+            out[key] = dict(value)
+        elif key == "entities" and not shared:
             out[key] = {k: v.copy() for k, v in value.items()}
         elif key == "zones" and not shared:
             out[key] = {k: v[:] for k, v in value.items()}
@@ -58,15 +67,24 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
 class Views(GameBase):
     """Views of a player, samples and copies of the game, JSON."""
 
-    def _shared(self) -> dict[str, Any]:
-        """A copy of the state sharing entities' dicts and zones' lists with this game.
+    #: The parts of this game's last view as marshal's bytes (game/viewbytes.py), and for a
+    #: bot's trial (``copy(memos=True)``) those of the game it copies, if made of that very
+    #: state: the trial's view changes them.
+    view_layout: Layout | None = None
+    source_layout: Layout | None = None
+    #: The list of memo slots in which copy(memos=True) last put a dict of this game's own.
+    memos_opened: list[dict[Any, Any]] | None = None
+
+    def _shared(self, read_pending: bool = False) -> dict[str, Any]:
+        """A copy of the state sharing entities' dicts and zones' lists with this game (and
+        ``read_pending``: the pending decision's options, see copy_state).
 
         A value the rules nested too deeply for Python to copy is a located error (at the
         decision waiting), and the state stays as it is.
         """
         self._own_ents, self._own_zones = set(), set()
         try:
-            return copy_state(self.state, shared=True)
+            return copy_state(self.state, shared=True, read_pending=read_pending)
         except (RecursionError, MemoryError):
             raise self._too_deep("copy") from None
 
@@ -88,39 +106,57 @@ class Views(GameBase):
 
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
-        st = self._state  # the pending choices are labelled below, only if this view shows them
-        out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
-        zones: dict[str, Any] = {}
-        hidden: set[str] = set()
+        st = self._state  # the pending choices are labelled only if this view shows them
+        out: dict[str, Any] = {k: st[k] for k in VIEW_HEAD}
         sight = Sight(self, player) if self.rs.fog else None
         if sight is not None and not sight.all:
+            zones: dict[str, Any] = {}
+            hidden: set[str] = set()
             self._fogged(sight, zones, hidden)
             out["zones"] = zones
             out["entities"] = {e: r for e, r in st["entities"].items()  # copied below if asked
                                if e not in hidden and sight.entity(e)}
         else:  # no fog of war: the plain loop (most games, and the bots' every look)
-            for key, items in st["zones"].items():
-                if self._visible(key, player):
-                    zones[key] = list(items)
-                else:
-                    zones[key] = {"hidden": len(items)}
-                    hidden.update(items)
-            out["zones"] = zones
+            out["zones"], hidden = self._plain_zones(player)
             out["entities"] = {e: r for e, r in st["entities"].items() if e not in hidden}  # copied below if asked
-        p = st["pending"]
-        if p is None:
-            out["pending"] = None
-        elif player == UMPIRE and self.rs.umpire:
-            out["pending"] = self.state["pending"]  # the umpire's view: the whole decision, secret answers too
-        elif p["type"] == "secret":
-            out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
-                              "players": {q: v for q, v in p["players"].items() if q == player},
-                              "answers": {q: v for q, v in p["answers"].items() if q == player}}
-        elif p["player"] == player:
-            out["pending"] = self.state["pending"]
-        else:
-            out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
+        out["pending"] = self._pending_view(player)
         return _copy(out) if copy else out
+
+    def _plain_zones(self, player: str | None) -> tuple[dict[str, Any], set[str]]:
+        """The zones of a view without fog of war, and the entities in those hidden from ``player``."""
+        zones: dict[str, Any] = {}
+        hidden: set[str] = set()
+        visible = self._visible
+        for key, items in self._state["zones"].items():
+            if visible(key, player):
+                zones[key] = list(items)
+            else:
+                zones[key] = {"hidden": len(items)}
+                hidden.update(items)
+        return zones, hidden
+
+    def _pending_view(self, player: str | None) -> dict[str, Any] | None:
+        """The pending decision as ``player`` sees it (shared with the state): its choices,
+        labelled (see Asking.state), when they are his to make."""
+        p: dict[str, Any] | None = self._state["pending"]
+        if p is None:
+            return None
+        if player == UMPIRE and self.rs.umpire:
+            return self.state["pending"]  # the umpire's view: the whole decision, secret answers too
+        if p["type"] == "secret":
+            return {"type": "secret", "waiting_for": self.deciders(),
+                    "players": {q: v for q, v in p["players"].items() if q == player},
+                    "answers": {q: v for q, v in p["answers"].items() if q == player}}
+        if p["player"] == player:
+            return self.state["pending"]
+        return {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
+
+    def view_bytes(self, player: str | None) -> bytes:
+        """``marshal.dumps(self.view(player, copy=False), 0)``, the same bytes made quicker from
+        kept parts (see game/viewbytes.py): the bots' fingerprints of positions."""
+        if self.rs.fog:
+            return marshal.dumps(self.view(player, copy=False), 0)
+        return view_bytes(self, player)
 
     def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
         """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
@@ -153,27 +189,22 @@ class Views(GameBase):
         st = self._shared()
         zones: dict[str, list[str]] = st["zones"]
         ents: dict[str, dict[str, Any]] = st["entities"]
-        hidden = sorted(k for k in zones if zones[k] and not self._visible(k, player))
-        hidden_ents: list[str] = []
-        for key in hidden:  # redealt below: the copy's own lists and dicts
-            zones[key] = zones[key][:]
-            for eid in zones[key]:
-                ents[eid] = ents[eid].copy()
-                hidden_ents.append(eid)
+        visible = self._visible
+        hidden = sorted(k for k, items in zones.items() if items and not visible(k, player))
+        kind_of = {eid: ents[eid]["kind"] for key in hidden for eid in zones[key]}
         pools: dict[str, list[str]] = {}
-        for key in hidden:
-            for eid in zones[key]:
-                pools.setdefault(ents[eid]["kind"], []).append(eid)
+        for eid, kind in kind_of.items():
+            pools.setdefault(kind, []).append(eid)
         for pool in pools.values():
             pool.sort()
             rand.shuffle(pool)
-        for key in hidden:
-            items = zones[key]
-            for i, eid in enumerate(items):
-                new = pools[ents[eid]["kind"]].pop()
-                items[i] = new
+        hidden_ents: list[str] = []
+        for key in hidden:  # redealt: the copy's own lists, and dicts for the entities that move
+            items = zones[key] = [pools[kind_of[eid]].pop() for eid in zones[key]]
             for eid in items:
-                ents[eid]["zone"] = key
+                if ents[eid]["zone"] != key:
+                    ents[eid] = dict(ents[eid], zone=key)
+                    hidden_ents.append(eid)
         if self.rs.fog:
             hidden_ents += _out_of_sight(Sight(self, player), zones, ents, hidden)
         p = st["pending"]
@@ -187,14 +218,36 @@ class Views(GameBase):
         self._share_constants(game)
         return game
 
-    def copy(self) -> Game:
-        """An independent copy of the game as it stands (not atomic; its log starts empty)."""
+    def copy(self, memos: bool = False) -> Game:
+        """An independent copy of the game as it stands (not atomic; its log starts empty).
+
+        ``memos``: the copy shares this game's remembered results (the very dicts), and its
+        next ``apply`` keeps them: for a copy played at once, with nothing edited from outside
+        in between (a bot's trial of each choice on one sampled game). Each game leaves a
+        shared dict when its own state changes what that function reads (see Values), so a
+        result either game remembers there is true of both: the next copies start with what
+        earlier ones worked out and their choices left unchanged. Such a copy shares the
+        pending decision's options too (see copy_state).
+        """
         from ..runtime import Game  # runtime imports this module
 
-        game = Game(self.rs, self._shared())
+        game = Game(self.rs, self._shared(read_pending=memos))
         game._own_ents, game._own_zones = set(), set()
         game.atomic = False
-        self._share_constants(game)
+        if memos:
+            mine = self.memos
+            if self.memos_opened is not mine:  # a dict of its own in every slot, which copies fill for all
+                for i in self.rs.memo_volatile:
+                    if mine[i] is NO_MEMO:
+                        mine[i] = {}
+                self.memos_opened = mine  # (a slot forgotten since is only not shared)
+            game.memos = mine[:]  # every dict, those of constant functions too
+            game.memos_handed = True
+            layout = self.view_layout
+            if layout is not None and layout.state is self.state and layout.changes == self.changes:
+                game.source_layout = layout
+        else:
+            self._share_constants(game)
         return game
 
     def _share_constants(self, game: Game) -> None:
