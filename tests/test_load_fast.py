@@ -256,7 +256,27 @@ def outcome(text: str, start: str, direct: bool) -> Any:
 
 
 def test_direct_parser_is_in_use() -> None:
-    assert P._direct() is not None
+    direct = P._direct()
+    assert direct is not None
+    assert direct.loop is not None  # its own loop over Lark's table, not Lark's
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("x - -1 - y", "expr"), ("roll die d6 as r", "start"), ("roll 2 dice d12 as d6", "start"),
+    ("a <= b == c", "expr"), ("1..n", "expr"), ("# only a comment", "start"), ("x # c\n", "expr"),
+    ("let x = 1\r\n\r\nlog \"{x}\"  # c\n", "start"), ("x +", "expr"), ("'a'", "expr"), ("let let = 1", "start"),
+])
+def test_direct_loop_matches_lark_loop(text: str, start: str) -> None:
+    """The direct parser's own loop gives what Lark's loop gives, values, places and errors."""
+    direct = P._direct()
+    assert direct is not None and direct.loop is not None
+    fast = outcome(text, start, True)
+    loop, direct.loop = direct.loop, None
+    try:
+        slow = outcome(text, start, True)
+    finally:
+        direct.loop = loop
+    assert same_ast(fast, slow), (fast, slow)
 
 
 def test_direct_parser_builds_the_same_ast_for_every_bundled_text(monkeypatch: pytest.MonkeyPatch) -> None:

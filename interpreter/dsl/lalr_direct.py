@@ -41,6 +41,7 @@ class _Direct:
         callbacks = self.lark._callbacks
         if not isinstance(callbacks, dict) or not callbacks:
             raise TypeError("unexpected Lark internals")
+        self.loop: _Loop | None = _Loop.of(self, self.lark, dict(callbacks), Token)
         for rule, cb in list(callbacks.items()):
             if not isinstance(rule, str):
                 callbacks[rule] = self._positioned(cb, Token)
@@ -80,7 +81,10 @@ class _Direct:
             saved = self.starts, self.error
             self.starts, self.error = {}, None
             try:
-                result = self.lark.parse(text, start=start)
+                result = self.loop.parse(self, text, start) if self.loop is not None else _FAILED
+                if result is _FAILED:  # a syntax error (or anything unusual): Lark's parse words it
+                    self.starts, self.error = {}, None
+                    result = self.lark.parse(text, start=start)
                 if self.error is not None:
                     raise self.error
                 return result
@@ -94,3 +98,153 @@ class _Namespace:
     def __init__(self, attrs: dict[str, Any]) -> None:
         self.__dict__.update(attrs)
 
+
+
+_FAILED = object()  # what _Loop.parse gives back when Lark's own parse must run instead
+
+
+class _Loop:
+    """Lark's LALR parse of a text, without Lark's loop: the same parse table, the same
+    contextual lexers (their compiled regular expressions) and the same reduction callbacks,
+    driven by one function.
+
+    Lark's loop pays, per token, for a generator, a line counter object and a lookup of the
+    lexer, and per reduction for slicing the stack and the position wrapper of :class:`_Direct`.
+    Here the start of each value is kept on a stack beside it, and a reduction whose callback
+    only hands its single child on (the levels of precedence an operand passes through alone,
+    found once by calling each such callback with a marker) is only a jump in the table: the
+    child keeps its value and its start, which is what the wrapper made of it.
+
+    Anything this loop does not expect — a character no terminal matches, a token the state
+    does not accept, a Lark whose lexer or table looks different — gives ``_FAILED``, and
+    :meth:`_Direct.parse` parses again with Lark, which raises the error it always raised.
+    """
+
+    def __init__(self, d: _Direct, lark: Any, callbacks: dict[Any, Any], token: Any) -> None:
+        from lark.parsers.lalr_analysis import Shift
+
+        frontend = lark.parser
+        lexer = frontend.lexer
+        if type(lexer).__name__ != "ContextualLexer" or lark.options.postlex is not None \
+                or frontend.lexer_conf.callbacks or any(isinstance(k, str) for k in callbacks):
+            raise TypeError("unexpected Lark configuration")
+        table = frontend.parser.parser.parse_table
+        self.token = token
+        self.new = getattr(token, "_future_new", token)
+        self.start_states: dict[str, int] = dict(table.start_states)
+        self.end_states: dict[str, int] = dict(table.end_states)
+        self.contextual: dict[int, Any] = lexer.lexers
+        self.lexers: dict[int, tuple[Any, frozenset[str]]] = {}
+        marker = object()
+        reductions: dict[Any, tuple[int, str, Any]] = {}
+        self.states: dict[int, dict[str, Any]] = {}
+        for state, actions in table.states.items():
+            row: dict[str, Any] = {}
+            for symbol, (action, arg) in actions.items():
+                if action is Shift:
+                    if not isinstance(arg, int):
+                        raise TypeError("unexpected Lark parse table")
+                    row[symbol] = arg
+                    continue
+                if arg not in reductions:
+                    cb = callbacks[arg]
+                    size = len(arg.expansion)
+                    if size == 1 and not arg.expansion[0].is_term and _hands_on(d, cb, marker):
+                        cb = None
+                    reductions[arg] = (size, arg.origin.name, cb)
+                row[symbol] = reductions[arg]
+            self.states[state] = row
+
+    def _lexer(self, state: int) -> tuple[Any, frozenset[str]] | None:
+        """The regular expression and ignored terminals of ``state``'s lexer (None: not as expected)."""
+        basic = self.contextual[state]
+        scanner = basic.scanner
+        if basic.callback or len(scanner._mres) != 1:
+            return None
+        found = (scanner._mres[0], frozenset(basic.ignore_types))
+        self.lexers[state] = found
+        return found
+
+    def parse(self, d: _Direct, text: str, start: str) -> Any:
+        """The value Lark's parse would give, or ``_FAILED``."""
+        states, lexers, new, token = self.states, self.lexers, self.new, self.token
+        end_state = self.end_states[start]
+        stack: list[int] = [self.start_states[start]]
+        values: list[Any] = []
+        places: list[Any] = []  # where each value starts (None: not known)
+        pos, line, line_start, n = 0, 1, 0, len(text)
+        while True:
+            state = stack[-1]
+            if pos < n:
+                lex = lexers.get(state) or self._lexer(state)
+                if lex is None:
+                    return _FAILED
+                m = lex[0].match(text, pos)
+                if m is None:
+                    return _FAILED
+                value = m.group(0)
+                kind = m.lastgroup
+                at, tline, tcol = pos, line, pos - line_start + 1
+                pos += len(value)
+                if "\n" in value:
+                    line += value.count("\n")
+                    line_start = at + value.rindex("\n") + 1
+                if kind in lex[1]:
+                    continue
+                tok = new(kind, value, at, tline, tcol, line, pos - line_start + 1, pos)
+                place = (tline, tcol)
+            else:
+                kind, tok, place = "$END", None, None
+            while True:
+                act = states[state].get(kind)
+                if act is None:
+                    return _FAILED
+                if act.__class__ is int:
+                    if tok is None:
+                        return _FAILED
+                    stack.append(act)
+                    values.append(tok)
+                    places.append(place)
+                    break
+                size, origin, cb = act
+                if cb is None:  # hands its one child on: value and start stay
+                    stack.pop()
+                else:
+                    first = None
+                    if size:
+                        children = values[-size:]
+                        for p in places[-size:]:
+                            if p is not None:
+                                first = p
+                                break
+                        del values[-size:], places[-size:], stack[-size:]
+                    else:
+                        children = []
+                    d.at = first
+                    res = cb(children)
+                    values.append(res)
+                    places.append((res.line, res.column) if isinstance(res, token) else first)
+                goto = states[stack[-1]][origin]
+                stack.append(goto)
+                if tok is None and goto == end_state:
+                    return values[-1]
+                state = goto
+
+    @classmethod
+    def of(cls, d: _Direct, lark: Any, callbacks: dict[Any, Any], token: Any) -> _Loop | None:
+        try:
+            return cls(d, lark, callbacks, token)
+        except (AttributeError, TypeError, KeyError, ValueError):
+            return None
+
+
+def _hands_on(d: _Direct, cb: Any, marker: object) -> bool:
+    """Whether the reduction callback ``cb`` of a one-symbol rule gives its child back as it is."""
+    saved = d.at, d.error
+    try:
+        d.at = None
+        return bool(cb([marker]) is marker)
+    except Exception:  # the callback cannot take the marker: it does more than hand it on
+        return False
+    finally:
+        d.at, d.error = saved
