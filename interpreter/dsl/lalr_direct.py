@@ -134,7 +134,22 @@ class _Loop:
         self.start_states: dict[str, int] = dict(table.start_states)
         self.end_states: dict[str, int] = dict(table.end_states)
         self.contextual: dict[int, Any] = lexer.lexers
-        self.lexers: dict[int, tuple[Any, frozenset[str]]] = {}
+        self.lexers: dict[int, Any] = {}
+        # One expression of every terminal, in the order every state's lexer lists them
+        # (Lark sorts them the same way in each), each on its own: see parse().
+        import re
+
+        root = lexer.root_lexer
+        terms = list(root.terminals)
+        self.root = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms),
+                               frontend.lexer_conf.g_regex_flags)
+        # A state that accepts a string terminal and a pattern the string matches in full
+        # (Lark then merges the two in that state's lexer) always uses its own lexer.
+        merged = [(s.name, r.name) for s in terms if s.pattern.type == "str" for r in terms
+                  if r.pattern.type == "re" and re.fullmatch(r.pattern.to_regexp(), s.pattern.value)]
+        self.own = {state for state, actions in table.states.items()
+                    if any(a in actions and b in actions for a, b in merged)}
+        self.ignore = frozenset(root.ignore_types)
         marker = object()
         reductions: dict[Any, tuple[int, str, Any]] = {}
         self.states: dict[int, dict[str, Any]] = {}
@@ -155,19 +170,19 @@ class _Loop:
                 row[symbol] = reductions[arg]
             self.states[state] = row
 
-    def _lexer(self, state: int) -> tuple[Any, frozenset[str]] | None:
-        """The regular expression and ignored terminals of ``state``'s lexer (None: not as expected)."""
+    def _lexer(self, state: int) -> Any:
+        """The regular expression of ``state``'s own lexer (None: not as expected)."""
         basic = self.contextual[state]
         scanner = basic.scanner
-        if basic.callback or len(scanner._mres) != 1:
+        if basic.callback or len(scanner._mres) != 1 or frozenset(basic.ignore_types) != self.ignore:
             return None
-        found = (scanner._mres[0], frozenset(basic.ignore_types))
-        self.lexers[state] = found
+        self.lexers[state] = found = scanner._mres[0]
         return found
 
     def parse(self, d: _Direct, text: str, start: str) -> Any:
         """The value Lark's parse would give, or ``_FAILED``."""
         states, lexers, new, token = self.states, self.lexers, self.new, self.token
+        root, ignore, own = self.root.match, self.ignore, self.own
         end_state = self.end_states[start]
         stack: list[int] = [self.start_states[start]]
         values: list[Any] = []
@@ -176,20 +191,29 @@ class _Loop:
         while True:
             state = stack[-1]
             if pos < n:
-                lex = lexers.get(state) or self._lexer(state)
-                if lex is None:
-                    return _FAILED
-                m = lex[0].match(text, pos)
+                # The lexer of all terminals first: its terminals are in the order of every
+                # state's lexer, so a terminal the state accepts (or ignores) is what the
+                # state's lexer finds too. Otherwise (a '-' before an operand, a name that is
+                # dice sides) the state's lexer decides, as Lark's contextual lexer does.
+                m = root(text, pos)
                 if m is None:
                     return _FAILED
+                kind = m.lastgroup or ""  # every alternative is a named group
+                if kind not in states[state] and kind not in ignore or state in own:
+                    lex = lexers.get(state) or self._lexer(state)
+                    if lex is None:
+                        return _FAILED
+                    m = lex.match(text, pos)
+                    if m is None:
+                        return _FAILED
+                    kind = m.lastgroup or ""
                 value = m.group(0)
-                kind = m.lastgroup
                 at, tline, tcol = pos, line, pos - line_start + 1
                 pos += len(value)
                 if "\n" in value:
                     line += value.count("\n")
                     line_start = at + value.rindex("\n") + 1
-                if kind in lex[1]:
+                if kind in ignore:
                     continue
                 tok = new(kind, value, at, tline, tcol, line, pos - line_start + 1, pos)
                 place = (tline, tcol)
