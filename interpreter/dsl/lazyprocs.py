@@ -18,7 +18,7 @@ makes differs, which nothing outside this process sees.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,11 +85,13 @@ def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]]) -
 
 class LazySites(dict[str, ModifierSite]):
     """The ruleset's modifier sites while some bodies are unchecked: looking up a site of such a
-    body ('proc#12') checks that body first, which makes its sites."""
+    body ('proc#12') checks that body first, which makes its sites; anything that goes over all
+    the sites (iterating, counting, comparing) checks every body first."""
 
-    def __init__(self, check: Callable[[str], None]) -> None:
+    def __init__(self, check: Callable[[str], None], check_all: Callable[[], None]) -> None:
         super().__init__()
         self.check = check
+        self.check_all = check_all
 
     def _fill(self, key: Any) -> None:
         if isinstance(key, str) and not dict.__contains__(self, key) and "#" in key:
@@ -107,6 +109,32 @@ class LazySites(dict[str, ModifierSite]):
         self._fill(key)
         return dict.__contains__(self, key)
 
+    def __iter__(self) -> Iterator[str]:
+        self.check_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self.check_all()
+        return dict.__len__(self)
+
+    def __eq__(self, other: object) -> bool:
+        self.check_all()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # as for every dict
+
+    def keys(self) -> Any:
+        self.check_all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self.check_all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self.check_all()
+        return dict.items(self)
+
 
 class LaterBodies:
     """The procedure bodies of a warm load, checked and written when first needed."""
@@ -121,7 +149,7 @@ class LaterBodies:
         self.globals: dict[str, str] = {}  # every procedure -> the global name of its writer's function
         self.lock = threading.RLock()  # one body checked at a time (they share the compiler)
         c.signals |= set(facts.signals)
-        c.rs.sites = LazySites(self.check)
+        c.rs.sites = LazySites(self.check, self.check_all)
 
     def defer(self, proc: Procedure, parts: Parts, scope: dict[str, Any], what: str) -> None:
         self.pending[proc.name] = (proc, parts, dict(scope), what)
@@ -155,6 +183,11 @@ class LaterBodies:
         """Check the body of ``pname`` now, if it is still unchecked (its sites are then made)."""
         if pname in self.pending and pname not in self.writers:
             self.writer(pname)
+
+    def check_all(self) -> None:
+        """Check every body still unchecked."""
+        for pname in list(self.pending):
+            self.check(pname)
 
     def writer(self, pname: str) -> ProcWriter:
         """The writer of ``pname``'s function, its body checked first (once)."""
