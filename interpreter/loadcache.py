@@ -63,7 +63,8 @@ _PACKAGE = Path(__file__).resolve().parent
 # And the code whose results the entry's facts about procedure bodies are (dsl/lazyprocs.py):
 # every module of the rules language (checking, writing), and the model it fills.
 _ENGINE_FILES = ("loadcache.py", "loader.py", "finder.py", "builder.py", "yamlsource.py", "yamlcommon.py",
-                 "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "model.py", "dsl/grammar.lark")
+                 "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "model.py", "dsl/grammar.lark",
+                 "dsl/lalr_table.json")
 _ENGINE_FOLDERS = ("dsl",)  # every .py file in them
 
 
