@@ -186,6 +186,9 @@ class Compiler:
 
     def function(self, fdef: FunctionDef, text: str, origin: TextOrigin) -> None:
         """Compile a pure function's body (an expression over its parameters)."""
+        if self.later is not None:
+            self.later.defer_function(fdef, text, origin)
+            return
         self.x.reads = set()
         try:
             src, _ = self.source(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
@@ -194,10 +197,13 @@ class Compiler:
             self.x.reads = None
         if src is None:
             return
-        gname = self.gen.twin("F", fdef.name)
         self.functions[fdef.name] = (fdef, src)
-        call = Src(gname + "(g" + "".join(f", {{{i}}}" for i in range(len(fdef.params))) + ")",
-                   tuple(read_local(p, src.where) for p in fdef.params), src.where)
+        self.function_root(fdef, src.where)
+
+    def function_root(self, fdef: FunctionDef, where: Any) -> None:
+        """The engine's function of a rules function: a call of its positional twin."""
+        call = Src(self.gen.twin("F", fdef.name) + "(g" + "".join(f", {{{i}}}" for i in range(len(fdef.params)))
+                   + ")", tuple(read_local(p, where) for p in fdef.params), where)
         fdef.fn = self.root(call, f"function {fdef.name}")
 
     def point(self, pdef: PointDef, text: str, origin: TextOrigin) -> None:
@@ -285,7 +291,7 @@ class Compiler:
         if self.later is not None:
             self.later.finish()
             return
-        write_functions(self.gen, self.rs, self.functions, self.reads)
+        cheap = write_functions(self.gen, self.rs, self.functions, self.reads)
         facts = {name: (not pauses_itself(stmts), callees(stmts)) for name, (_p, stmts, _w) in self.bodies.items()}
         direct: set[str] = set()
         grew = True
@@ -308,7 +314,8 @@ class Compiler:
                 pw = ProcWriter(self.gen, self.gen.name("R"), what, list(proc.params), stmts, names, budget, at, True)
                 proc.run = self.gen.lazy(pw.name, _writer(pw))
                 proc.points = {n: where for n, where in pw.points.items()}
-        self.facts = facts_of(self, direct, {n: p.points for n, (p, _s, _w) in self.bodies.items() if n not in direct})
+        self.facts = facts_of(self, direct, {n: p.points for n, (p, _s, _w) in self.bodies.items() if n not in direct},
+                              cheap)
 
     def _frame_of_direct(self, proc: Procedure, gname: str, what: str) -> Callable[[Any, dict], None]:
         """The frame function of a direct procedure: run it, return its value."""

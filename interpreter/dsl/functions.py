@@ -10,6 +10,7 @@ only when something it reads changes (see Expressions.read and Game.changed_fiel
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, Ruleset
 from .procwriter import function_source
@@ -17,15 +18,15 @@ from .source import CodeGen, Src
 
 
 def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[FunctionDef, Src]],
-                    reads: dict[str, set[tuple[str, ...]]]) -> None:
-    """The positional twins of the rules functions.
+                    reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
+    """The positional twins of the rules functions; gives the cheap ones.
 
     A *cheap* function — it goes through no list, calls only cheap functions and is not
     recursive — does a bounded amount of work, less than looking its result up: it is not
     remembered and its calls count no work. Every other function remembers its results.
     """
     twin = {name: gen.twin("F", name) for name in functions}
-    facts = {name: _cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
+    facts = {name: cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
     cheap: set[str] = set()
     grew = True
     while grew:  # least fixed point: a function on a cycle of calls is never cheap
@@ -34,13 +35,20 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
             if name not in cheap and bounded and called <= cheap:
                 cheap.add(name)
                 grew = True
-    index = {name: i for i, name in enumerate(sorted(n for n in functions if n not in cheap))}
-    _memo_readers(rs, reads, index)
+    index = memo_index(functions, cheap)
+    memo_readers(rs, reads, index)
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
                                                   CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
+    return cheap
 
-def _memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
+
+def memo_index(names: Iterable[str], cheap: set[str]) -> dict[str, int]:
+    """Each function that remembers its results -> the number of its memo."""
+    return {name: i for i, name in enumerate(sorted(n for n in names if n not in cheap))}
+
+
+def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
     """Which remembered results each change of the state makes stale.
 
     A function's results are forgotten only when something it reads, or a function it calls
@@ -92,7 +100,7 @@ _COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_
            "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
 
 
-def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
+def cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str]]:
     """Whether an expression surely does a bounded amount of work, and the functions it calls."""
     bounded, called = True, set[str]()
     stack = [src]

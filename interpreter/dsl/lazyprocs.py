@@ -22,15 +22,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..model import ModifierSite, Procedure
+from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Procedure
 from .astmemo import AstMemo, memoized
-from .functions import write_functions
-from .parser import parse_block
-from .procwriter import ProcWriter, callees, pauses_itself
+from .functions import cost_facts, memo_index, memo_readers
+from .parser import parse_block, parse_expr
+from .procwriter import ProcWriter, callees, function_source, pauses_itself
+from .source import Src
 from .statements import Statements
 
 if TYPE_CHECKING:
     from .compiler import Compiler
+
+
+def joined_origin(origin: Any, text: str) -> Any:
+    """Where a function's body is read from (see compiler._joined)."""
+    from .compiler import _joined
+    return _joined(origin, text)
 
 Parts = list[tuple[str, Any]]  # a body's texts, each with where it starts (its TextOrigin)
 
@@ -45,15 +52,19 @@ class Facts:
     written: list[str]  # every field some body sets
     # each procedure that may pause -> its resume points: (point, text of the body, line, col)
     points: dict[str, list[tuple[int, int, int, int]]]
+    # each rules function, in order -> (cheap, line and column of its body, what it reads)
+    functions: dict[str, tuple[bool, int, int, list[list[str]]]]
 
     def plain(self) -> dict[str, Any]:
         return {"procs": self.procs, "direct": self.direct, "signals": self.signals, "written": self.written,
-                "points": {name: [list(p) for p in pts] for name, pts in self.points.items()}}
+                "points": {name: [list(p) for p in pts] for name, pts in self.points.items()},
+                "functions": {name: list(f) for name, f in self.functions.items()}}
 
     @classmethod
     def read(cls, value: Any) -> Facts:
         """The facts written by :meth:`plain`; ``ValueError`` for anything else."""
-        if value.__class__ is not dict or set(value) != {"procs", "direct", "signals", "written", "points"}:
+        if value.__class__ is not dict or set(value) != {"procs", "direct", "signals", "written", "points",
+                                                         "functions"}:
             raise ValueError("facts")
         lists = [value[k] for k in ("procs", "direct", "signals", "written")]
         if not all(v.__class__ is list and all(s.__class__ is str for s in v) for v in lists):
@@ -63,12 +74,20 @@ class Facts:
                 pts.__class__ is list and all(p.__class__ is list and len(p) == 4 and all(n.__class__ is int for n in p)
                                               for p in pts) for pts in points.values()):
             raise ValueError("facts")
+        functions = value["functions"]
+        if functions.__class__ is not dict or not all(
+                f.__class__ is list and len(f) == 4 and f[0].__class__ is bool and f[1].__class__ is int
+                and f[2].__class__ is int and f[3].__class__ is list
+                and all(r.__class__ is list and all(x.__class__ is str for x in r) for r in f[3])
+                for f in functions.values()):
+            raise ValueError("facts")
         procs, direct, signals, written = lists
         return cls(procs, direct, signals, written,
-                   {name: [(p[0], p[1], p[2], p[3]) for p in pts] for name, pts in points.items()})
+                   {name: [(p[0], p[1], p[2], p[3]) for p in pts] for name, pts in points.items()},
+                   {name: (f[0], f[1], f[2], f[3]) for name, f in functions.items()})
 
 
-def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]]) -> Facts | None:
+def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], cheap: set[str]) -> Facts | None:
     """The facts of a cold load's compiler, once every body is checked (None: not expressible)."""
     plain: dict[str, list[tuple[int, int, int, int]]] = {}
     for name, pts in points.items():
@@ -80,7 +99,13 @@ def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]]) -
                 return None
             rows.append((n, part, where[1], where[2]))
         plain[name] = rows
-    return Facts(list(c.bodies), sorted(direct), sorted(c.signals), sorted(c.rs.fields_written), plain)
+    functions = {}
+    for name, (_fdef, src) in c.functions.items():
+        reads = c.reads.get(name)
+        if src.where is None or reads is None:
+            return None
+        functions[name] = (name in cheap, src.where[1], src.where[2], sorted(list(r) for r in reads))
+    return Facts(list(c.bodies), sorted(direct), sorted(c.signals), sorted(c.rs.fields_written), plain, functions)
 
 
 class LazySites(dict[str, ModifierSite]):
@@ -148,11 +173,20 @@ class LaterBodies:
         self.names: dict[str, str] = {}  # direct procedure -> its function's global name
         self.globals: dict[str, str] = {}  # every procedure -> the global name of its writer's function
         self.lock = threading.RLock()  # one body checked at a time (they share the compiler)
+        self.fpending: dict[str, tuple[FunctionDef, str, Any]] = {}  # function -> its text and origin
+        self.sources: dict[str, Src] = {}  # function -> its checked body
         c.signals |= set(facts.signals)
         c.rs.sites = LazySites(self.check, self.check_all)
 
     def defer(self, proc: Procedure, parts: Parts, scope: dict[str, Any], what: str) -> None:
         self.pending[proc.name] = (proc, parts, dict(scope), what)
+
+    def defer_function(self, fdef: FunctionDef, text: str, origin: Any) -> None:
+        """A rules function: its engine function now, its body checked when its twin is written."""
+        _cheap, line, col, _reads = self.facts.functions[fdef.name]
+        origin = joined_origin(origin, str(text))
+        self.fpending[fdef.name] = (fdef, text, origin)
+        self.c.function_root(fdef, (origin, line, col))
 
     def finish(self) -> None:
         """What Compiler.finish does, with the facts in place of the checked bodies."""
@@ -160,7 +194,13 @@ class LaterBodies:
         if list(self.pending) != facts.procs or c.bodies:
             raise ValueError("the cached facts are not those of these procedures")
         rs.fields_written |= set(facts.written)
-        write_functions(c.gen, rs, c.functions, c.reads)
+        if list(self.fpending) != list(facts.functions) or c.functions:
+            raise ValueError("the cached facts are not those of these functions")
+        cheap = {name for name, f in facts.functions.items() if f[0]}
+        index = memo_index(self.fpending, cheap)
+        memo_readers(rs, {name: {tuple(r) for r in f[3]} for name, f in facts.functions.items()}, index)
+        for fname in self.fpending:
+            c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname)))
         direct = set(facts.direct)
         self.names = {n: c.gen.name("P") for n in sorted(direct)}
         for pname, (proc, parts, _scope, what) in self.pending.items():
@@ -173,6 +213,43 @@ class LaterBodies:
                 proc.run = c.gen.lazy(self.globals[pname], self._write(pname))
                 origins = [origin for _text, origin in parts]
                 proc.points = {n: (origins[part], line, col) for n, part, line, col in facts.points.get(pname, [])}
+
+    def _write_function(self, fname: str, memo: int | None) -> Callable[[], Any]:
+        def write() -> Any:
+            src = self.function_source(fname)
+            fdef = self.fpending[fname][0]
+            return function_source(self.c.gen, self.c.gen.twin("F", fname), fname, list(fdef.params), src, src.where,
+                                   CALL_WORK, MAX_CALL_DEPTH, memo)()
+        return write
+
+    def function_source(self, fname: str) -> Src:
+        """The checked body of the rules function ``fname`` (checked once)."""
+        with self.lock:
+            src = self.sources.get(fname)
+            if src is not None:
+                return src
+            c = self.c
+            fdef, text, origin = self.fpending[fname]
+            before = len(c.diags)
+            c.x.origin = origin
+            c.x.reads = set()
+            try:
+                with memoized(self.memo):
+                    node = parse_expr(str(text).replace("\n", " "))
+                checked, _ = c._checked(node, dict(fdef.params), fdef.returns, f"the result of '{fname}'")
+                reads = c.x.reads
+            finally:
+                c.x.reads = None
+            cheap, line, col, facts_reads = self.facts.functions[fname]
+            twins = {twin: name for (kind, name), twin in c.gen.twins.items() if kind == "F"}
+            if checked is None or len(c.diags) != before or checked.where is None \
+                    or checked.where[1:] != (line, col) or reads != {tuple(r) for r in facts_reads}:
+                raise RuntimeError(f"function {fname} checks differently from the load that was cached")
+            bounded, called = cost_facts(checked, twins)
+            if cheap and not (bounded and called <= {n for n, f in self.facts.functions.items() if f[0]}):
+                raise RuntimeError(f"function {fname} checks differently from the load that was cached")
+            self.sources[fname] = checked
+            return checked
 
     def _write(self, pname: str) -> Callable[[], Any]:
         def write() -> Any:
