@@ -7,7 +7,8 @@ a successful load writes its results to one cache file per manifest:
 
 - the merged document (plain data, source positions, the manifest chain),
 - the parsed AST of every rules text (as tagged JSON, :mod:`interpreter.dsl.astdata`),
-- the ruleset digest.
+- the ruleset digest,
+- what checking the bodies of procedures and rules functions found (:mod:`interpreter.dsl.lazyprocs`).
 
 A cache file is data only: lines of JSON, signed with HMAC-SHA256 under a random key kept
 in the folder (``key``, mode 0600, bound to that file's identity, so a copied folder does
@@ -18,9 +19,11 @@ belongs to another user or that others may write to is not used (one warning per
 A warm load checks the cache file against the current bytes of every file that was read
 (SHA-256), the engine fingerprint (the code and schemas of the skipped stages, the grammar,
 the Python version) and how each ``extends`` resolves; only when all match does it skip
-those stages. The checks by name and type and the compilation to closures always run, so a
-warm load builds the same ``Ruleset`` a cold one does. Only loads without errors are cached,
-so errors are always reported by a full load.
+those stages. The cross-reference checks and the checks by name and type of every other text
+always run; the bodies of procedures and rules functions are checked when first needed, and
+must agree with the facts the entry keeps about them, so a warm load builds the same
+``Ruleset`` a cold one does. Only loads without errors are cached, so errors are always
+reported by a full load.
 
 The cache lives in ``$LUDUS_CACHE``, else in the platform's cache folder (``~/.cache/ludus``).
 ``LUDUS_CACHE=off`` (or ``ludus --no-cache``) turns it off. A cache file that is corrupt, stale,

@@ -1,17 +1,19 @@
-"""Procedure bodies checked at their first run, on a load from the load cache.
+"""Procedure and function bodies checked at their first run, on a load from the load cache.
 
 A load cache entry exists only because the same files loaded without errors under the same
-engine (see loadcache.py), so a warm load need not check every procedure body before anything
-runs. What the checked bodies tell the rest of the load — which procedures are direct, which
-signals are sent, which fields some rule sets, each resume point of a procedure that may pause —
-is kept in the entry as plain data (:class:`Facts`, computed by the cold load that wrote it). A
-warm load takes those facts and leaves each body as its texts: the body is parsed (from the
-cached AST), checked and written as Python the first time its function runs, or when a modifier
-site of it is looked up (a saved game's modifier, before the procedure ran in this process).
+engine (see loadcache.py), so a warm load need not check every procedure body and rules
+function before anything runs. What the checked bodies tell the rest of the load — which
+procedures are direct, which signals are sent, which fields some rule sets, each resume point
+of a procedure that may pause; which functions are cheap, where each body starts, what each
+reads — is kept in the entry as plain data (:class:`Facts`, computed by the cold load that wrote
+it). A warm load takes those facts and leaves each body as its texts: it is parsed (from the
+cached AST), checked and written as Python the first time its function runs (a function's when
+its positional twin is first written), or when a modifier site of a procedure is looked up (a
+saved game's modifier, before the procedure ran in this process).
 
-The result is the ruleset a cold load builds: the same functions under the same names, the same
-resume points (checked again when the body is checked: a difference is an engine bug and
-fails loudly), the same sites. Only the numbering of the helper functions and constants a body
+The result is the ruleset a cold load builds: the same functions, the same resume points, sites
+and memo of results (each body, once checked, must agree with the facts: a difference is an
+engine bug and fails loudly). Only the numbering of the helper functions and constants a body
 makes differs, which nothing outside this process sees.
 """
 
