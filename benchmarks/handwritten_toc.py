@@ -29,6 +29,11 @@ The contract:
   map: which entities are the regions and provinces, each tribe's homeland) is known once per
   ruleset, as a hand-written game has its map; everything play can change is read from the
   state on every call;
+- the same moment of a game on both sides: the interpreted side gets its game as it stands at
+  a decision in play (``in_play``), with what the engine keeps from one decision to the next
+  already made (the index of entities by kind, the results of functions that read only
+  constant fields), as the reference gets its constants; every other remembered result is
+  forgotten, as at every decision;
 - tests/test_bench.py checks, on the benchmarked positions, on a few thousand positions of
   random games and on constructed battles random games rarely reach, that both sides agree
   exactly.
@@ -59,7 +64,7 @@ from typing import Any, NamedTuple
 
 from interpreter import Game, rng
 from interpreter.bots import RandomBot
-from interpreter.model import Ruleset
+from interpreter.model import PLAYER_KIND, Ruleset
 
 RULESET = "time_of_crisis"
 PLAYERS = 4
@@ -843,6 +848,19 @@ def isolated(rs: Ruleset, state: dict[str, Any], proc: str, args: dict[str, Any]
     return game
 
 
+def in_play(game: Game, player: str | None = None) -> Game:
+    """``game`` as it stands at a decision in play (untimed): the engine's per-game index of
+    entities by kind made, and, given the ``player`` whose menu is listed, the results of the
+    constant functions that listing reads (``changed()`` keeps those and forgets the rest, as
+    every ``apply`` does). A game made from a saved state has neither yet; a game in play made
+    them at its first decisions."""
+    game.kind_ids(PLAYER_KIND)
+    if player is not None:
+        game.action_options(player, GROUP)
+        game.changed()
+    return game
+
+
 def run_to_end(game: Game) -> Game:
     """Answer every decision with its first option until the procedure ends."""
     while game.pending is not None:
@@ -1015,7 +1033,7 @@ class CombatCase:
             game = Game(self.rs, st)
             game.atomic = False
             game.finish = lambda reason: game.state.update(result={"reason": reason}, pending=None)  # type: ignore[method-assign]
-            return game, att, target
+            return in_play(game), att, target
         return Board(st), att, target
 
     def interpreted(self, ctx: Any) -> Any:
@@ -1050,7 +1068,7 @@ class GovernorCase:
         st = copy_state(state)
         _reseed(st, i // len(self.setups))
         if side == "interpreted":
-            game = isolated(self.rs, st, "action:place_governor", {"actor": p, "target": target})
+            game = in_play(isolated(self.rs, st, "action:place_governor", {"actor": p, "target": target}))
             game.log.clear()
             return game, spent
         return Board(st), p, target, spent
@@ -1084,7 +1102,7 @@ class ChoicesCase:
         st = self.states[i % len(self.states)]
         player = st["pending"]["player"]
         if side == "interpreted":
-            return Game(self.rs, st), player
+            return in_play(Game(self.rs, st), player), player
         return Board(st), player
 
     def interpreted(self, ctx: Any) -> Any:

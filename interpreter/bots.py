@@ -64,7 +64,7 @@ class RandomBot:
         self.rand = random.Random(f"{seed}/{seat}/random")
 
     def choose(self, game: Game, player: str) -> int:
-        return self.rand.randrange(len(game.choices(player)))
+        return self.rand.randrange(game.count_choices(player))
 
 
 class UmpireBot:
@@ -154,7 +154,7 @@ class GreedyBot:
             self.seen.add(self._after[index])
 
     def choose(self, game: Game, player: str) -> int:
-        if len(game.choices(player)) == 1:
+        if game.count_choices(player) == 1:
             return 0
         index = self.ranked(game, player)[0][1]
         self.chose(index)
@@ -194,7 +194,7 @@ class MctsBot:
         return margin(trial, player)
 
     def choose(self, game: Game, player: str) -> int:
-        if len(game.choices(player)) == 1:
+        if game.count_choices(player) == 1:
             return 0
         candidates = [i for _, i in self.greedy.ranked(game, player, self.width)[: self.width]]
         if len(candidates) == 1:

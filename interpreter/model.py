@@ -10,11 +10,20 @@ from typing import Any
 from .diagnostics import Loc
 from .dsl.types import Type
 
+_ATOMS = frozenset({str, int, bool, type(None)})
+
 
 def copy_plain(value: Any) -> Any:
-    """A deep copy of plain data (pickle is the fastest deep copy for JSON-like values)."""
-    if value is None or isinstance(value, str | int):
+    """A deep copy of plain data (pickle is the fastest deep copy for JSON-like values; a flat
+    list or map, the commonest, is copied by hand)."""
+    cls = value.__class__
+    if cls in _ATOMS:
         return value
+    if cls is dict:
+        if all(v.__class__ in _ATOMS for v in value.values()):
+            return value.copy()
+    elif cls is list and all(v.__class__ in _ATOMS for v in value):
+        return value[:]
     return pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -241,6 +250,7 @@ class ActionDef:
     loc: Loc | None = None
     # Generated: appends every legal (action, arguments) choice for an actor (see Compiler._lister).
     enum: Callable[[Any, str, list], None] | None = None
+    labeler: Callable[[Any, str, dict], str] | None = None  # the label of one choice (when the rules write one)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import rng
 from .diagnostics import Diagnostic, Loc, LudusError
+from .game.asking import Asking
 from .game.base import MAX_DEPTH
 from .game.board import Board, _initial
 from .game.choices import Choice, Choices, IllegalChoice, _bad_die, _shown
@@ -34,7 +35,7 @@ STATE_FORMAT = 2  # 2: a frame's pc is a resume point (1: an instruction index)
 _copy = copy_plain
 
 
-class Game(Machine, Board, Choices, Modifiers, Views, Values):
+class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
     """A game in progress. Create with :meth:`new` or :meth:`resume`.
 
     Its parts are the mixins of ``interpreter/game/``: ``Machine`` (the run loop, frames,
@@ -72,7 +73,7 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
         self._bind()
 
     def _bind(self) -> None:
-        st = self.state
+        st = self._state
         self.ents: dict[str, dict[str, Any]] = st["entities"]
         self.zones: dict[str, list[str]] = st["zones"]
         self.glob: dict[str, Any] = st["globals"]
@@ -197,8 +198,8 @@ class Game(Machine, Board, Choices, Modifiers, Views, Values):
 
     @property
     def result(self) -> dict[str, Any] | None:
-        return self.state["result"]
+        return self._state["result"]
 
     @property
     def over(self) -> bool:
-        return self.state["result"] is not None
+        return self._state["result"] is not None

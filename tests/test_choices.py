@@ -171,3 +171,46 @@ def test_a_secret_choice_by_one_player_is_not_narrated_to_humans(tmp_path, monke
     out = capsys.readouterr().out
     assert "  blue > (secret)" in out
     assert "  red > Ace" in out
+
+
+LABEL_FAILS_LATER = ACTIONS.replace('label: "Take {card} ({card.value})"',
+                                    'label: "Take {card} ({10 / (1 - count(actor.hand))})"')
+MENU = """
+    repeat
+      choose action from turn by first(players) as got
+    until done
+"""
+
+
+def test_a_bot_game_labels_its_menu_when_read_and_logs_the_label_taken(tmp_path):
+    # Games without undo (bots', simulate's) write a menu's labels only when something reads
+    # them: what the reader gets is the same as a game with undo gets at once.
+    kw = {"globals_": {"done": ("bool", False), "limit": ("int", 3)}, "extra": ACTIONS}
+    eager, lazy = program(tmp_path / "a", MENU, **kw), program(tmp_path / "b", MENU, **kw)
+    lazy.atomic = False
+    for game in (eager, lazy):
+        game.apply(2)  # take Three; the next menu is listed after it
+    assert lazy.log[-1]["label"] == eager.log[-1]["label"] == "Take Three (3)"
+    assert json.loads(lazy.to_json()) == json.loads(eager.to_json())
+    assert [c.label for c in lazy.choices()] == ["Take Ace (1)", "Take Two (2)", "Stop"]
+    lazy.apply(1)  # by index: the label logged is made for the choice taken
+    assert lazy.log[-1]["label"] == "Take Two (2)"
+
+
+def test_a_label_that_fails_is_a_located_error_with_or_without_undo(tmp_path):
+    kw = {"globals_": {"done": ("bool", False), "limit": ("int", 3)}, "extra": LABEL_FAILS_LATER}
+    game = program(tmp_path / "a", MENU, **kw)
+    before = game.to_json()
+    with pytest.raises(LudusError, match=r"rules\.yaml:\d+:\d+: error: .*divi") as undone:
+        game.apply(0)  # the next menu's labels divide by zero: the choice is undone
+    assert game.to_json() == before
+    bot = program(tmp_path / "b", MENU, **kw)
+    bot.atomic = False
+    bot.apply(0)  # without undo the menu is labelled when read, and the failure shows then
+    first = str(undone.value).splitlines()[0].replace(f"{tmp_path}/a/", "")
+    assert first == "kit/rules.yaml:29:30: error: division by zero"  # the '/' of the label
+    for read in (bot.choices, bot.to_json, lambda: bot.view("red"), lambda: bot.state):
+        with pytest.raises(LudusError) as failed:
+            read()
+        assert str(failed.value).splitlines()[0].replace(f"{tmp_path}/b/", "") == first
+    assert bot.view("blue")["pending"]["player"] == "red"  # a view without the menu needs no label

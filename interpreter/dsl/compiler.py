@@ -243,6 +243,8 @@ class Compiler:
         lab = self._template_source(label[0], label[1], scope) if label is not None else None
         if all(d is not None for d in doms) and (label is None or lab is not None):
             action.enum = _lister(self.gen, action, doms, stages, lab)  # type: ignore[arg-type]
+            if lab is not None:
+                action.labeler = _labeler(self.gen, action, lab)
         action.proc.params = dict(scope)
         self.procedure(action.proc, body[0], body[1], scope, f"action {action.name}")
 
@@ -355,10 +357,28 @@ def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src |
                 w.line(depth + 1, "continue")
         args = ", ".join(f"{p.name!r}: " + (local(p.name) if _simple(p.type) else f"_copy({local(p.name)})")
                          for p in params)
-        lab: tuple[Any, ...] = ("g.label_of(", label, ")") if label is not None else (k(action.name),)
-        w.line(depth, "out.append({'label': ", *lab,
-               f", 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
-               loc=label.loc if label is not None else action.loc)
+        # a label the rules write is made when it is first read (see Choices.label_choices)
+        lab = "None" if label is not None else k(action.name)
+        w.line(depth, f"out.append({{'label': {lab}, 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
+               loc=action.loc)
+        w.line(1, "except _FAILURES as _e:")
+        w.line(2, "raise _located(_e, g) from None")
+        return w
+    return gen.lazy(name, write)
+
+
+def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str, dict], str]:
+    """``labeler(game, actor, args)``: the label of one of the action's choices, its
+    parameters bound from ``args`` (the choice's value) on the state it was listed in."""
+    name = gen.name("label")
+
+    def write() -> Writer:
+        w = Writer(f"the label of action {action.name}", ["actor", *[p.name for p in action.params]], action.loc)
+        w.line(0, f"def {name}(g, v_actor, args):")
+        w.line(1, "try:")
+        for p in action.params:
+            w.line(2, f"{local(p.name)} = args[{p.name!r}]", loc=action.loc)
+        w.line(2, "return g.label_of(", label, ")", loc=label.loc)
         w.line(1, "except _FAILURES as _e:")
         w.line(2, "raise _located(_e, g) from None")
         return w

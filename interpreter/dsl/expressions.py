@@ -14,10 +14,10 @@ from typing import Any
 from ..diagnostics import Diagnostic, Loc, did_you_mean
 from ..model import PLAYER_KIND, UMPIRE, RuleFault, Ruleset
 from . import ast as A
-from . import builtins as B
 from . import types as T
-from .operators import LITERALS, Abort, Operators, Scope, constant
-from .source import CodeGen, Src, local, read_local
+from .operators import LITERALS, Abort, Scope, constant
+from .queries import Queries
+from .source import CodeGen, Src, read_local
 from .types import Type
 
 BUILTIN_NAMES = {"players": T.list_of(T.ent(PLAYER_KIND)), "player_count": T.INT,
@@ -56,8 +56,9 @@ def _explain_item(g: Any, exc: BaseException, value: Any) -> RuleFault | None:
 _METHODS: dict[type, str] = {}  # AST node class -> the name of the method compiling it (x_Class)
 
 
-class Expressions(Operators):
-    """Checks and writes the expressions of one ruleset (operators and built-ins: see operators.py)."""
+class Expressions(Queries):
+    """Checks and writes the expressions of one ruleset (lists, queries and calls: see queries.py;
+    operators and built-ins: operators.py)."""
 
     def __init__(self, rs: Ruleset, gen: CodeGen, diags: list[Diagnostic]) -> None:
         self.rs = rs
@@ -266,130 +267,5 @@ class Expressions(Operators):
                 T.item(t) if T.is_map(t) else T.ANY
         self.err(n.pos, f"wrong type: cannot index {T.describe(t)}")
         raise Abort
-
-    # ------------------------------------------------------------ lists and queries
-    def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[Src, Type]:
-        parts = []
-        t = T.NONE
-        for item in n.items:
-            s, it = self.expr(item, scope)
-            parts.append(s)
-            t = it if t == T.NONE else T.join(t, it)
-        text = "[" + ", ".join(f"{{{i}}}" for i in range(len(parts))) + "]"
-        return self.src(text, *parts, pos=n.pos), T.list_of(t if t != T.NONE else T.ANY)
-
-    def query(self, q: A.Query, scope: Scope) -> tuple[Src, Type]:
-        """``[head for x in source if where]``, each item gone through counted as work."""
-        source, st = self.expr(q.source, scope)
-        if not T.iterable(st):
-            self.err(q.source.pos, f"wrong type: cannot go through {T.describe(st)}")
-            raise Abort
-        inner = dict(scope)
-        inner[q.var] = T.element(st)
-        parts = [self.seq(source, st, q.source.pos)]
-        text = f" for {local(q.var)} in _w(g, {{0}})"
-        if q.where is not None:
-            parts.append(self.want(q.where, inner, T.BOOL, "a 'where' condition"))
-            text += " if {1}"
-        if q.head is not None:
-            head, ht = self.expr(q.head, inner)
-            text = f"[{{{len(parts)}}}" + text + "]"
-            parts.append(head)
-        else:
-            head, ht = None, T.element(st)
-            text = "[" + local(q.var) + text + "]"
-        return self.src(text, *parts, pos=q.pos, binds=q.var, bound_from=1), T.list_of(ht)
-
-    def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[Src, Type]:
-        return self.query(n.query, scope)
-
-    def x_CallQuery(self, n: A.CallQuery, scope: Scope) -> tuple[Src, Type]:
-        if n.fn not in B.QUERY_FUNCS:
-            self.err(n.pos, f"'{n.fn}' does not take a 'for ... in ...' query",
-                     "queries go with " + ", ".join(B.QUERY_FUNCS))
-            raise Abort
-        q = n.query
-        if n.fn in ("any", "all") and q.head is None and q.where is not None:
-            # any/all(for x in L where C): whether some / every x of L satisfies C (not
-            # whether the x that satisfy C are themselves true, which for entities always holds)
-            q = A.Query(q.pos, q.where, q.var, q.source, None)
-        s, t = self.query(q, scope)
-        return self.builtin(n.fn, [(s, t)], n.pos, [q])
-
-    def x_Graph(self, n: A.Graph, scope: Scope) -> tuple[Src, Type]:
-        """A search over a graph the rules describe node by node (graph.py)."""
-        if n.fn not in ("reachable", "cheapest"):
-            self.err(n.pos, f"'{n.fn}' does not take 'VAR from START ... over NEXT'",
-                     "the graph searches are reachable(s from A over NEXT) and cheapest(s from A to B over NEXT)")
-            raise Abort
-        if (n.goal is None) == (n.fn == "cheapest"):
-            self.err(n.pos, "cheapest() needs 'to GOAL': cheapest(s from A to B over NEXT)" if n.goal is None
-                     else "reachable() takes no 'to': reachable(s from A over NEXT) lists every node it reaches")
-            raise Abort
-        start, st = self.expr(n.start, scope)
-        many = T.is_list(st) or T.is_zone(st)
-        node = T.element(st) if many else st
-        if node in (T.INT, T.BOOL, T.STR):
-            self.err(n.start.pos, f"wrong type: a graph search starts from entities, not {T.describe(node)}")
-            raise Abort
-        if many:
-            start = self.seq(start, st, n.start.pos)
-        parts = [start]
-        if n.goal is not None:
-            goal, gt = self.expr(n.goal, scope)
-            parts.append(self.seq(goal, gt, n.goal.pos) if T.is_list(gt) or T.is_zone(gt) else goal)
-        inner = dict(scope)
-        inner[n.var] = node
-        step, stt = self.expr(n.step, inner)
-        if not T.iterable(stt):
-            self.err(n.step.pos, f"wrong type: 'over' must give a list of the next nodes, not {T.describe(stt)}")
-            raise Abort
-        parts.append(self.seq(step, stt, n.step.pos))
-        args = ", ".join(f"{{{i}}}" for i in range(len(parts) - 1))
-        text = f"_{'reach' if n.fn == 'reachable' else 'cheapest'}(g, {args}, lambda {local(n.var)}: {{{len(parts) - 1}}})"
-        src = self.src(text, *parts, pos=n.pos, binds=n.var, bound_from=len(parts) - 1)
-        return src, (T.list_of(node) if n.fn == "reachable" else T.ANY)
-
-    # ------------------------------------------------------------ calls
-    def x_Call(self, n: A.Call, scope: Scope) -> tuple[Src, Type]:
-        rs = self.rs
-        name = n.fn
-        if name in rs.functions:
-            fdef = rs.functions[name]
-            args = self.check_args(n, list(fdef.params.items()), scope, f"function '{name}'")
-            self.read("call", name)
-            gname = self.gen.twin("F", name)
-            text = gname + "(g" + "".join(f", {{{i}}}" for i in range(len(args))) + ")"
-            return self.src(text, *args, pos=n.pos), fdef.returns
-        if name in rs.points:
-            point = rs.points[name]
-            args = self.check_args(n, list(point.params.items()), scope, f"modifier point '{name}'")
-            self.read("all")  # a modifier's condition may read anything
-            gname = self.gen.twin("Q", name)
-            text = gname + "(g" + "".join(f", {{{i}}}" for i in range(len(args))) + ")"
-            return self.src(text, *args, pos=n.pos), point.type
-        if name in rs.procedures:
-            self.err(n.pos, f"procedure '{name}' cannot be used in an expression",
-                     f"write 'call {name}(...) as result' on its own line")
-            raise Abort
-        b = B.lookup(name, len(n.args))
-        if b is not None:
-            if len(n.args) < b.lo or (b.hi >= 0 and len(n.args) > b.hi):
-                self.err(n.pos, f"{name}() takes {B.arity_text(name)} argument(s), got {len(n.args)}")
-                raise Abort
-            return self.builtin(name, [self.expr(a, scope) for a in n.args], n.pos, n.args)
-        known = list(rs.functions) + list(rs.points) + list(B.BUILTINS)
-        self.err(n.pos, f"unknown function '{name}'", did_you_mean(name, known))
-        raise Abort
-
-    def check_args(self, n: A.Call | A.Consume, params: list[tuple[str, Type]], scope: Scope,
-                   what: str) -> list[Src]:
-        if len(n.args) != len(params):
-            self.err(n.pos, f"{what} takes {len(params)} argument(s) "
-                     f"({', '.join(p for p, _ in params)}), got {len(n.args)}")
-            raise Abort
-        return [self.want(a, scope, ptype, f"argument '{pname}'")
-                for (pname, ptype), a in zip(params, n.args, strict=True)]
-
 
 __all__ = ["Abort", "Expressions", "Scope", "constant"]

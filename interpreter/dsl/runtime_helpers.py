@@ -190,9 +190,22 @@ def _fproc(g: Any, e: Any, field: str) -> str:
     return str(pf.default)
 
 
+# The Python name of every local of generated code -> its name in a frame's saved locals
+# (``v_x`` -> ``x``, ``w_x1`` -> ``$x1`` for a loop's place); filled as each function is compiled.
+SAVED_NAMES: dict[str, str] = {}
+
+
+def note_locals(code: Any) -> None:
+    """Note the locals of a compiled generated function (``_save`` keeps only those)."""
+    for k in (*code.co_varnames, *code.co_cellvars):
+        if k[:2] in ("v_", "w_") and k not in SAVED_NAMES:
+            SAVED_NAMES[k] = k[2:] if k[0] == "v" else "$" + k[2:]
+
+
 def _save(fr: dict, values: dict[str, Any]) -> dict[str, Any]:
     """Write a pausing procedure's locals (``v_x``, and ``w_x1`` for a loop's place) to its frame."""
-    saved = {(k[2:] if k[0] == "v" else "$" + k[2:]): v for k, v in values.items() if k[:2] in ("v_", "w_")}
+    names = SAVED_NAMES
+    saved = {names[k]: v for k, v in values.items() if k in names}
     fr["locals"] = saved
     return saved
 

@@ -293,6 +293,9 @@ class CodeGen:
         self.maps.append(w.map)
         _MAPS[filename] = w.map
         exec(code, self.env, scratch)  # noqa: S102 - compiler-written source; see the module docstring
+        from .runtime_helpers import note_locals  # (imported here as HELPERS is, in __init__)
+
+        note_locals(scratch[fn.__name__].__code__)
         fn.__code__ = scratch[fn.__name__].__code__
         fn.__kwdefaults__ = scratch[fn.__name__].__kwdefaults__
         fn.__defaults__ = scratch[fn.__name__].__defaults__

@@ -57,7 +57,8 @@ class GameBase:
 
     # set by Game.__init__ and Game._bind (see there)
     rs: Ruleset
-    state: dict[str, Any]
+    _state: dict[str, Any]  # read through ``state`` (Asking), which labels the pending menu first
+    _unlabelled: tuple[list[dict[str, Any]], str] | None  # the pending menu's choices, if not yet labelled, and its player
     log: list[dict[str, Any]]
     atomic: bool
     usage: Counter[str] | None
@@ -87,6 +88,7 @@ class GameBase:
     _own_zones: set[str] | None
 
     if TYPE_CHECKING:
+        state: dict[str, Any]  # a property of Asking
         # What one part calls on another; each is defined in the module named.
         # runtime
         def _bind(self) -> None: ...
@@ -106,9 +108,12 @@ class GameBase:
         def move(self, eid: Any, key: Any, top: bool, loc: Loc | None) -> None: ...
         # choices
         def deciders(self) -> list[str]: ...
+        # asking
         def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
                       label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]: ...
         def action_options(self, player: str, group: str) -> list[dict[str, Any]]: ...
+        def _label_of_choice(self, option: dict[str, Any], actor: str) -> str: ...
+        def _check_player(self, player: Any, loc: Loc | None) -> str: ...
         # views
         def _shared(self) -> dict[str, Any]: ...
         def _too_deep(self, what: str) -> LudusError: ...

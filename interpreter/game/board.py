@@ -133,7 +133,7 @@ class Board(GameBase):
         items = self.zone_items(key)
         if key in self.zones:
             items = self._writable_zone(key)
-        st = self.state
+        st = self._state
         self.draws += 1
         state = st["rng"]
         for i in range(len(items) - 1, 0, -1):
@@ -143,7 +143,7 @@ class Board(GameBase):
 
     def create(self, kind: str, fields: dict[str, Any], zone: Any, loc: Loc | None,
                called: str | None = None) -> str:
-        st = self.state
+        st = self._state
         kdef = self.rs.kinds[kind]
         if called is not None:
             eid = called
@@ -240,7 +240,7 @@ class Board(GameBase):
             raise RuleFault(f"cannot roll {n} dice", loc)
         if not isinstance(sides, int) or not 1 <= sides <= MAX_SIDES:
             raise RuleFault(f"a die has 1 to {MAX_SIDES} sides, not {self.label_of(sides)[:24]}", loc)
-        st = self.state
+        st = self._state
         forced = st["forced_dice"]
         state = st["rng"]
         values: list[int] = []

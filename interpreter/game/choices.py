@@ -8,16 +8,14 @@ the state first and restores it if the choice is illegal or a rule fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import rng
-from ..diagnostics import Loc, LudusError
-from ..dsl.source import FAILURES as _FAILURES
-from ..dsl.source import fault_of
+from ..diagnostics import LudusError
 from ..model import MAX_SIDES, UMPIRE, RuleFault, copy_plain
-from .base import GameBase
+from .base import MAX_DEPTH, GameBase
 
 _copy = copy_plain
 
@@ -64,7 +62,7 @@ class Choices(GameBase):
 
     def deciders(self) -> list[str]:
         """Seats who may make a choice now (several during a secret choice); the umpire is "umpire"."""
-        p = self.state["pending"]
+        p = self._state["pending"]
         if p is None:
             return []
         if p["type"] == "secret":
@@ -83,6 +81,19 @@ class Choices(GameBase):
             player = ds[0]
         options = self._options_for(p, player)
         return [Choice(i, o["label"], o["value"]) for i, o in enumerate(options or [])]
+
+    def count_choices(self, player: str | None = None) -> int:
+        """How many legal choices ``player`` has (default: the first decider): ``len(choices(player))``
+        without making the list (a random bot needs only the count)."""
+        p = self._state["pending"]
+        if p is None:
+            return 0
+        if player is None:
+            ds = self.deciders()
+            if not ds:
+                return 0
+            player = ds[0]
+        return len(self._options_for(p, player) or ())
 
     def _options_for(self, p: dict[str, Any], player: str) -> list[dict[str, Any]] | None:
         if p["type"] == "secret":
@@ -104,7 +115,7 @@ class Choices(GameBase):
         the rule's place; either way the state is as before.
         """
         self.changed()  # the state may have been edited from outside since the last call
-        st = self.state
+        st = self._state
         p = st["pending"]
         if st["result"] is not None:
             raise IllegalChoice("the game is over")
@@ -120,6 +131,7 @@ class Choices(GameBase):
         if isinstance(choice, bool) or not isinstance(choice, int | str):
             raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
         if isinstance(choice, str):
+            self.state  # noqa: B018 - reading it labels every choice, to match the one named
             matches = [i for i, o in enumerate(options) if o["label"] == choice]
             if not matches:
                 labels = "; ".join(o["label"] for o in options[:12])
@@ -141,7 +153,10 @@ class Choices(GameBase):
         log_len = len(self.log)
         try:
             option = options[index]
-            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": option["label"]}
+            label = option["label"]
+            if label is None:
+                label = self._label_of_choice(option, player)
+            entry: dict[str, Any] = {"type": "choice", "player": player, "index": index, "label": label}
             if dice:
                 entry["dice"] = [int(d) for d in dice]  # so a replay forces them too
             if salt is not None:
@@ -158,7 +173,7 @@ class Choices(GameBase):
                 self._rollback(snapshot, log_len)
                 if snapshot is None:
                     left = list(left)
-                    self.state["forced_dice"] = []
+                    self._state["forced_dice"] = []
                 raise IllegalChoice(f"this choice rolled {len(dice) - len(left)} of the {len(dice)} forced dice; "
                                     f"{left} were not rolled")
         except RuleFault as fault:
@@ -177,7 +192,8 @@ class Choices(GameBase):
         del self.log[log_len:]
 
     def _resolve(self, p: dict[str, Any], player: str, value: Any) -> None:
-        st = self.state
+        st = self._state
+        self._unlabelled = None  # the menu is answered: its other labels are never needed
         if p["type"] == "choice":
             st["pending"] = None
             st["stack"][-1]["locals"][p["var"]] = _copy(value)
@@ -185,9 +201,10 @@ class Choices(GameBase):
             st["pending"] = None
             args = dict(_copy(value["args"]))
             args["actor"] = player
-            # pushed on a player's answer: a failure is blamed on the statement that asked
+            # pushed on a player's answer: a failure (too deep) is blamed on the statement that asked
+            stack = st["stack"]
             self.push("action:" + value["action"], args, p.get("bind"),
-                      self._paused_at(st["stack"][-1]) if st["stack"] else None)
+                      self._paused_at(stack[-1]) if len(stack) >= MAX_DEPTH else None)
         else:
             p["answers"][player] = _copy(value)
             if len(p["answers"]) == len(p["players"]):
@@ -197,75 +214,3 @@ class Choices(GameBase):
     def commit(self) -> None:
         """A commit point of the rules (the ``commit`` statement): undo does not go back past it."""
         self.commits += 1
-
-    # ================================================================ asking
-    def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
-                  label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]:
-        out = []
-        L2 = dict(L)
-        for v in values:
-            if label is not None:
-                L2[var] = v
-                text = self.label_of(label(self, L2))
-            else:
-                text = self.label_of(v)
-            out.append({"label": text, "value": _copy(v)})
-        return out
-
-    def _check_player(self, player: Any, loc: Loc | None) -> str:
-        if player not in self.players and not (player == UMPIRE and self.rs.umpire):
-            raise RuleFault(f"{self.label_of(player)} is not a player and cannot decide", loc)
-        return player
-
-    def ask(self, player: Any, options: Sequence[Any], var: str, L: dict[str, Any], prompt: Any,
-            label: Callable[[Any, dict], Any] | None, loc: Loc | None, secret: bool = False) -> None:
-        player = self._check_player(player, loc)
-        if not options:
-            raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
-                            loc, "guard the choice with a condition, or offer a 'none' option")
-        self.state["pending"] = {"type": "choice", "player": player,
-                                 "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
-                                 "var": var, "options": self._labelled(list(options), var, L, label)}
-        if secret:
-            self.state["pending"]["secret"] = True
-
-    def ask_action(self, player: Any, group: str, bind: str | None, loc: Loc | None, prompt: Any = None) -> None:
-        player = self._check_player(player, loc)
-        options = self.action_options(player, group)
-        if not options:
-            raise RuleFault(f"no action of group '{group}' is legal for {self.label_of(player)}", loc,
-                            "add an action that is always legal, such as passing")
-        text = self.label_of(prompt) if prompt is not None else f"choose an action ({group})"
-        self.state["pending"] = {"type": "action", "player": player, "prompt": text,
-                                 "group": group, "bind": bind, "options": options}
-
-    def action_options(self, player: str, group: str) -> list[dict[str, Any]]:
-        """Every legal (action, arguments) pair of ``group`` for ``player``, in a fixed order."""
-        out: list[dict[str, Any]] = []
-        rs = self.rs
-        try:
-            for aid in rs.groups[group]:
-                lister = rs.actions[aid].enum
-                assert lister is not None  # every action of a ruleset loaded without errors has one
-                lister(self, player, out)
-        except _FAILURES as exc:
-            raise fault_of(exc, self) from None
-        return out
-
-    def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
-                   L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,
-                   label: Callable[[Any, dict], Any] | None, loc: Loc | None) -> None:
-        per: dict[str, Any] = {}
-        for p in players:
-            p = self._check_player(p, loc)
-            L2 = dict(L)
-            L2[pvar] = p
-            values = list(options(self, L2))
-            if not values:
-                raise RuleFault(f"{self.label_of(p)} must secretly choose '{var}' but there is nothing to choose from", loc)
-            text = self.label_of(prompt(self, L2)) if prompt is not None else f"secretly choose {var}"
-            per[p] = {"prompt": text, "options": self._labelled(values, var, L2, label)}
-        if not per:
-            self.state["stack"][-1]["locals"][var] = {}
-            return
-        self.state["pending"] = {"type": "secret", "var": var, "players": per, "answers": {}}

@@ -78,7 +78,7 @@ class Machine(GameBase):
 
     def _run(self) -> None:
         """Run the top frame's procedure until a decision is pending or the game is over."""
-        st = self.state
+        st = self._state
         stack = st["stack"]
         procs = self._procs
         budget = self.rs.step_budget
@@ -129,7 +129,7 @@ class Machine(GameBase):
         return {"proc": proc, "pc": 0, "locals": locals_, "ret": ret}
 
     def push(self, name: str, args: dict[str, Any], bind: str | None, loc: Loc | None) -> None:
-        stack = self.state["stack"]
+        stack = self._state["stack"]
         if len(stack) >= MAX_DEPTH:
             raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
         stack.append(self._frame(name, args, bind))
@@ -137,7 +137,7 @@ class Machine(GameBase):
             self.usage[name] += 1
 
     def ret(self, value: Any) -> None:
-        stack = self.state["stack"]
+        stack = self._state["stack"]
         fr = stack.pop()
         if stack and fr.get("ret"):
             stack[-1]["locals"][fr["ret"]] = value
@@ -158,7 +158,7 @@ class Machine(GameBase):
 
     # ================================================================ the end
     def finish(self, reason: str) -> None:
-        st = self.state
+        st = self._state
         sc = self.rs.scoring
         scores: dict[str, Any] = {}
         keys: dict[str, tuple] = {}

@@ -21,7 +21,7 @@ class Modifiers(GameBase):
         L = dict(zip(pdef.params, args, strict=True))
         assert pdef.base is not None
         value = pdef.base(self, L)
-        for rec in self.state["modifiers"]:
+        for rec in self._state["modifiers"]:
             if rec["point"] != name or not self._applies(rec, L):
                 continue
             value = value + rec["value"] if rec["mode"] == "add" else rec["value"]
@@ -40,7 +40,7 @@ class Modifiers(GameBase):
         return bool(site.when(self, L2))
 
     def add_modifier(self, rec: dict[str, Any]) -> None:
-        st = self.state
+        st = self._state
         rec["id"] = st["next_modifier"]
         st["next_modifier"] += 1
         st["modifiers"].append(rec)
@@ -49,14 +49,14 @@ class Modifiers(GameBase):
     def signal(self, name: str) -> None:
         """End every modifier lasting 'until' this signal, and every 'while' whose condition is false."""
         keep = []
-        for rec in self.state["modifiers"]:
+        for rec in self._state["modifiers"]:
             if rec["until"] == name:
                 continue
             site = self.rs.sites.get(rec["site"])
             if site is not None and site.while_ is not None and not site.while_(self, dict(rec["captured"])):
                 continue
             keep.append(rec)
-        self.state["modifiers"] = keep
+        self._state["modifiers"] = keep
         self.changed()
         if self.on_signal is not None:
             self.on_signal(self, name)  # type: ignore[arg-type]  # a Game: GameBase is its part
@@ -65,6 +65,6 @@ class Modifiers(GameBase):
         """Use up the one-use ('once') modifiers that apply to this reading."""
         pdef = self.rs.points[name]
         L = dict(zip(pdef.params, args, strict=True))
-        self.state["modifiers"] = [r for r in self.state["modifiers"]
+        self._state["modifiers"] = [r for r in self._state["modifiers"]
                                    if not (r["point"] == name and r["once"] and self._applies(r, L))]
         self.changed()

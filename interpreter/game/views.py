@@ -72,7 +72,7 @@ class Views(GameBase):
 
     def _too_deep(self, what: str) -> LudusError:
         loc: Loc = Loc(self.rs.folder)
-        stack = self.state["stack"]
+        stack = self._state["stack"]
         if stack and stack[-1]["proc"] in self._procs:
             loc = self._paused_at(stack[-1]) or loc  # the statement the rules stopped at
         return LudusError([Diagnostic(loc, f"a value of the game is nested too deeply to {what}",
@@ -88,7 +88,7 @@ class Views(GameBase):
 
         ``copy=False`` shares values with the state (quicker; for reading at once, never to keep).
         """
-        st = self.state
+        st = self._state  # the pending choices are labelled below, only if this view shows them
         out: dict[str, Any] = {k: st[k] for k in ("format", "ruleset", "players", "globals", "modifiers", "result")}
         zones: dict[str, Any] = {}
         hidden: set[str] = set()
@@ -111,13 +111,13 @@ class Views(GameBase):
         if p is None:
             out["pending"] = None
         elif player == UMPIRE and self.rs.umpire:
-            out["pending"] = p  # the umpire's view: the whole decision, secret answers too
+            out["pending"] = self.state["pending"]  # the umpire's view: the whole decision, secret answers too
         elif p["type"] == "secret":
             out["pending"] = {"type": "secret", "waiting_for": self.deciders(),
                               "players": {q: v for q, v in p["players"].items() if q == player},
                               "answers": {q: v for q, v in p["answers"].items() if q == player}}
         elif p["player"] == player:
-            out["pending"] = p
+            out["pending"] = self.state["pending"]
         else:
             out["pending"] = {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
         return _copy(out) if copy else out
@@ -125,7 +125,7 @@ class Views(GameBase):
     def _fogged(self, sight: Sight, zones: dict[str, Any], hidden: set[str]) -> None:
         """The zones of a view under fog of war: an unseen zone is left out, with what it holds;
         a seen one lists (or, hidden, counts) only the entities seen."""
-        for key, items in self.state["zones"].items():
+        for key, items in self._state["zones"].items():
             if not sight.zone(key):
                 hidden.update(items)
             elif self._visible(key, sight.player):

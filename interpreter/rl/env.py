@@ -122,7 +122,7 @@ class LudusEnv(AECEnv):
             self._was_dead_step(action)
             return
         game = self._game()
-        legal = len(game.choices(agent))
+        legal = game.count_choices(agent)
         if action is None or isinstance(action, bool) or not 0 <= int(action) < legal:
             raise ValueError(f"{agent}: action {action!r} is not a legal choice (there are {legal}, 0-{legal - 1}; "
                              "see the action mask)")
@@ -156,7 +156,7 @@ class LudusEnv(AECEnv):
                 break
             game.apply(self._umpire.choose(game, others[0]), others[0])
         for d in game.deciders():
-            count = len(game.choices(d))
+            count = game.count_choices(d)
             if count > self.max_actions:
                 raise TooManyChoices(
                     f"ruleset '{self.rs.name}' offers {d} {count} legal choices, more than max_actions="
