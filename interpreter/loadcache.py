@@ -7,7 +7,8 @@ a successful load writes its results to one cache file per manifest:
 
 - the merged document (plain data, source positions, the manifest chain),
 - the parsed AST of every rules text (as tagged JSON, :mod:`interpreter.dsl.astdata`),
-- the ruleset digest.
+- the ruleset digest,
+- what checking the bodies of procedures and rules functions found (:mod:`interpreter.dsl.lazyprocs`).
 
 A cache file is data only: lines of JSON, signed with HMAC-SHA256 under a random key kept
 in the folder (``key``, mode 0600, bound to that file's identity, so a copied folder does
@@ -18,9 +19,11 @@ belongs to another user or that others may write to is not used (one warning per
 A warm load checks the cache file against the current bytes of every file that was read
 (SHA-256), the engine fingerprint (the code and schemas of the skipped stages, the grammar,
 the Python version) and how each ``extends`` resolves; only when all match does it skip
-those stages. The checks by name and type and the compilation to closures always run, so a
-warm load builds the same ``Ruleset`` a cold one does. Only loads without errors are cached,
-so errors are always reported by a full load.
+those stages. The cross-reference checks and the checks by name and type of every other text
+always run; the bodies of procedures and rules functions are checked when first needed, and
+must agree with the facts the entry keeps about them, so a warm load builds the same
+``Ruleset`` a cold one does. Only loads without errors are cached, so errors are always
+reported by a full load.
 
 The cache lives in ``$LUDUS_CACHE``, else in the platform's cache folder (``~/.cache/ludus``).
 ``LUDUS_CACHE=off`` (or ``ludus --no-cache``) turns it off. A cache file that is corrupt, stale,
@@ -60,9 +63,12 @@ _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBL
 
 _PACKAGE = Path(__file__).resolve().parent
 # The code whose work a warm load skips: reading YAML, schemas, overlays, parsing rules text.
+# And the code whose results the entry's facts about procedure bodies are (dsl/lazyprocs.py):
+# every module of the rules language (checking, writing), and the model it fills.
 _ENGINE_FILES = ("loadcache.py", "loader.py", "finder.py", "builder.py", "yamlsource.py", "yamlcommon.py",
-                 "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "dsl/parser.py", "dsl/lalr_direct.py",
-                 "dsl/astmemo.py", "dsl/ast.py", "dsl/astdata.py", "dsl/grammar.lark")
+                 "yamlfast.py", "schemas.py", "overlay.py", "diagnostics.py", "model.py", "dsl/grammar.lark",
+                 "dsl/lalr_table.json")
+_ENGINE_FOLDERS = ("dsl",)  # every .py file in them
 
 
 @dataclass
@@ -93,6 +99,7 @@ class Hit:
     doc: dict[str, Any]
     asts: dict[tuple, str]
     digest: str
+    facts: Any = None  # what checking the procedure bodies found (dsl.lazyprocs.Facts), if kept
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,8 @@ def engine_fingerprint() -> str:
     if _fingerprint is None:
         h = hashlib.sha256(f"ludus-cache-{CACHE_FORMAT}/{sys.version}".encode())
         files = [_PACKAGE / f for f in _ENGINE_FILES]
+        for folder in _ENGINE_FOLDERS:
+            files += sorted((_PACKAGE / folder).glob("*.py"))
         if SCHEMA_DIR.is_dir():
             files += sorted(SCHEMA_DIR.glob("*.json"))
         for f in files:
@@ -296,7 +305,7 @@ def _header(line: str, manifest: Path) -> tuple[dict[str, Any] | None, str]:
     reads, extends = header.get("reads"), header.get("extends")
     if (reads.__class__ is not dict or not all(v.__class__ is str for v in reads.values())
             or extends.__class__ is not list or not all(_strs(e, 3) for e in extends)
-            or header.get("digest").__class__ is not str):
+            or header.get("digest").__class__ is not str or "facts" not in header):
         raise Corrupt("header")
     return header, ""
 
@@ -348,7 +357,9 @@ def lookup(folder: Folder, manifest: Path, resolve: Any) -> tuple[Hit | None, st
         if doc.__class__ is not dict or keys.__class__ is not list or len(keys) != len(trees) or lines[-1]:
             raise Corrupt("payload")
         asts = {_memo_key(k): t for k, t in zip(keys, trees, strict=True)}
-        return Hit(doc, asts, header["digest"]), ""
+        from .dsl.lazyprocs import Facts
+        facts = Facts.read(header["facts"]) if header["facts"] is not None else None
+        return Hit(doc, asts, header["digest"], facts), ""
     except Exception as exc:  # a damaged file can fail in many ways; it is only ever a miss
         return None, f"corrupt entry ({type(exc).__name__})"
 
@@ -368,15 +379,16 @@ def json_line(value: Any) -> bytes | None:
 
 
 def store(folder: Folder, manifest: Path, trace: Trace, doc: bytes, asts: dict[tuple, str],
-          digest: str) -> Path | None:
+          digest: str, facts: dict[str, Any] | None = None) -> Path | None:
     """Write the cache file for ``manifest``; None (silently) when it cannot be written.
 
     ``doc`` is the document as one line of JSON (``loader._dump_document``), each of ``asts``
-    one line of JSON (:mod:`interpreter.dsl.astdata`).
+    one line of JSON (:mod:`interpreter.dsl.astdata`); ``facts`` what checking the procedure
+    bodies found, in plain form (``dsl.lazyprocs.Facts.plain``).
     """
     header = json_line({"format": CACHE_FORMAT, "manifest": str(manifest), "engine": engine_fingerprint(),
                         "reads": dict(trace.reads), "extends": [list(e) for e in trace.extends],
-                        "digest": digest})
+                        "digest": digest, "facts": facts})
     keys = json_line([list(k) for k in asts])
     if header is None or keys is None or not all(t.isascii() and "\n" not in t for t in asts.values()):
         return None

@@ -21,6 +21,7 @@ from . import loadcache
 from .builder import NAMESPACE_SECTIONS, RulesetBuilder, RuleTexts
 from .diagnostics import Diagnostic, Loc, LudusError, did_you_mean
 from .dsl.astmemo import AstMemo, memoized
+from .dsl.lazyprocs import Facts, LaterBodies
 from .finder import (
     MANIFEST,
     MAX_EXTENDS,
@@ -105,9 +106,10 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
                 return rs
             info.reason = "the cached ruleset no longer builds"
         loadcache.STATS["misses"] += 1
-    rs, trace, snapshot, memo = _cold(manifest_path, record=folder is not None)
+    rs, trace, snapshot, memo, facts = _cold(manifest_path, record=folder is not None)
     if folder is not None and trace is not None and snapshot is not None and memo is not None:
-        written = loadcache.store(folder, manifest_path, trace, snapshot, memo.entries, rs.digest)
+        written = loadcache.store(folder, manifest_path, trace, snapshot, memo.entries, rs.digest,
+                                  facts.plain() if facts is not None else None)
         if written is not None:
             loadcache.STATS["writes"] += 1
             info.written, info.entry = True, str(written)
@@ -116,7 +118,7 @@ def _load(spec: str | Path, cache: bool | None) -> Ruleset:
 
 
 def _cold(manifest_path: Path, record: bool, setup: str | None = None) -> tuple[
-        Ruleset, loadcache.Trace | None, bytes | None, AstMemo | None]:
+        Ruleset, loadcache.Trace | None, bytes | None, AstMemo | None, Facts | None]:
     """The full load: every stage, every check."""
     from .schemas import validate
     diags: list[Diagnostic] = []
@@ -135,11 +137,12 @@ def _cold(manifest_path: Path, record: bool, setup: str | None = None) -> tuple[
     rs.setup = setup
     _check_players(rs, doc, diags)
     memo = AstMemo() if record else None
+    builder = RulesetBuilder(rs, doc, diags)
     with memoized(memo):
-        RulesetBuilder(rs, doc, diags).build()
+        builder.build()
     if diags:
         raise LudusError(diags)
-    return rs, trace, snapshot, memo
+    return rs, trace, snapshot, memo, builder.compiler.facts
 
 
 @dataclass
@@ -215,8 +218,12 @@ def _warm(hit: loadcache.Hit) -> Ruleset | None:
         path, manifest, _msmap = doc.manifests[-1]
         rs = _new_ruleset(doc, path, manifest, hit.digest)
         _check_players(rs, doc, diags)
-        with memoized(AstMemo(hit.asts)):
-            RulesetBuilder(rs, doc, diags).build()
+        memo = AstMemo(hit.asts)
+        builder = RulesetBuilder(rs, doc, diags)
+        if hit.facts is not None:  # the bodies are checked at their first run (dsl/lazyprocs.py)
+            builder.compiler.later = LaterBodies(builder.compiler, hit.facts, memo)
+        with memoized(memo):
+            builder.build()
     except Exception:  # whatever went wrong, the full load decides (and reports) instead
         return None
     return None if diags else rs

@@ -10,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +259,27 @@ def outcome(text: str, start: str, direct: bool) -> Any:
 
 
 def test_direct_parser_is_in_use() -> None:
-    assert P._direct() is not None
+    direct = P._direct()
+    assert direct is not None
+    assert direct.loop is not None  # its own loop over Lark's table, not Lark's
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("x - -1 - y", "expr"), ("roll die d6 as r", "start"), ("roll 2 dice d12 as d6", "start"),
+    ("a <= b == c", "expr"), ("1..n", "expr"), ("# only a comment", "start"), ("x # c\n", "expr"),
+    ("let x = 1\r\n\r\nlog \"{x}\"  # c\n", "start"), ("x +", "expr"), ("'a'", "expr"), ("let let = 1", "start"),
+])
+def test_direct_loop_matches_lark_loop(text: str, start: str) -> None:
+    """The direct parser's own loop gives what Lark's loop gives, values, places and errors."""
+    direct = P._direct()
+    assert direct is not None and direct.loop is not None
+    fast = outcome(text, start, True)
+    loop, direct.loop = direct.loop, None
+    try:
+        slow = outcome(text, start, True)
+    finally:
+        direct.loop = loop
+    assert same_ast(fast, slow), (fast, slow)
 
 
 def test_direct_parser_builds_the_same_ast_for_every_bundled_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -316,3 +339,81 @@ def test_graft_by_prefix_index_matches_a_plain_scan() -> None:
     fast.graft(smap, (first,), ("again",))
     naive_graft(plain, smap, (first,), ("again",))
     assert fast == plain and fast.loc(("again", "added")).file == "elsewhere.yaml"
+
+
+def test_the_lalr_tables_are_made_from_the_grammar() -> None:
+    """interpreter/dsl/lalr_table.json is current (else: python -m interpreter.dsl.lalr_table)."""
+    from interpreter.dsl import lalr_table
+
+    assert lalr_table.load_table() is not None
+
+
+def test_first_characters_of_terminals_are_a_superset() -> None:
+    import re
+
+    from interpreter.dsl import lalr_table
+
+    table = lalr_table.load_table()
+    assert table is not None
+    rng = random.Random(5)
+    alphabet = [chr(i) for i in range(128)] + ["é", "K", "ſ", "٣"]
+    samples = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    samples += [w for _n, regexp, literal, _f in table["terminals"] if literal for w in [regexp.replace("\\", "")]]
+    samples += ["d6", "D12", "12", "\r\n", "\n", "# x", "\t ", '"a"', "== 1", "..", "abc"]
+    for name, regexp, _literal, first in table["terminals"]:
+        pattern = re.compile(regexp)
+        for text in samples:
+            if pattern.match(text) and text[0].isascii():
+                assert first is None or text[0] in first, (name, text)
+
+
+def test_direct_loop_matches_lark_on_random_texts() -> None:
+    """Token soups: wherever the loop parses a text, Lark's own loop gives the same AST."""
+    direct = P._direct()
+    assert direct is not None and direct.loop is not None
+    words = ["let", "x", "=", "1", "+", "-", "d6", "roll", "die", "dice", "2", "as", "r", "if", "then", "else",
+             "end", "(", ")", "[", "]", ",", ".", "..", "log", '"a {x}"', "not", "and", "or", "in", "for", "each",
+             "do", "\n", ";", "==", "<", "f", "set", "y", "increase", "by", "# c\n", "  ", "every", "unit", "top"]
+    rng = random.Random(7)
+    texts = [(" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))), rng.choice(["start", "expr"]))
+             for _ in range(3000)]
+
+    def expr(depth: int) -> str:
+        atoms = ["x", "1", "d6", "top", '"s {x}"', "f(x)", "x.y", "[x, 2]", "every unit", "a[1]"]
+        if depth > 2 or rng.random() < 0.4:
+            return rng.choice(atoms)
+        pick = rng.randrange(5)
+        if pick == 0:
+            return f"-{expr(depth + 1)}" if rng.random() < 0.5 else f"not {expr(depth + 1)}"
+        if pick == 1:
+            return f"({expr(depth + 1)})"
+        if pick == 2:
+            return f"if {expr(depth + 1)} then {expr(depth + 1)} else {expr(depth + 1)}"
+        op = rng.choice(["+", "-", "*", "==", "<=", "and", "or", "in", "..", "not in", "%"])
+        return f"{expr(depth + 1)}{rng.choice([' ', '', '  '])}{op} {expr(depth + 1)}"
+
+    statements = ["let v = {e}", "set v = {e}", "log {e}", "roll die d6 as r", "roll {e} dice d12 as r",
+                  "if {e} then\n log {e}\nelif {e} then pass else\n break\nend", "increase v.w by {e}",
+                  "for each u in {e} where {e} do\n  call p({e}) as q\nend", "modify m by {e} when {e} once"]
+    texts += [(expr(0), "expr") for _ in range(1500)]
+    texts += [("\n".join(rng.choice(statements).replace("{e}", expr(1)) for _ in range(rng.randint(1, 4))), "start")
+              for _ in range(800)]
+    parsed = 0
+    for text, start in texts:
+        fast = outcome(text, start, True)
+        loop, direct.loop = direct.loop, None
+        try:
+            slow = outcome(text, start, True)
+        finally:
+            direct.loop = loop
+        assert same_ast(fast, slow), (text, fast, slow)
+        parsed += not isinstance(fast, tuple)
+    assert parsed > 1000
+
+
+def test_a_load_without_syntax_errors_never_imports_lark() -> None:
+    code = ("import sys; from interpreter.loader import load_ruleset; load_ruleset('time_of_crisis', cache=False); "
+            "print(sorted(m for m in sys.modules if m == 'lark' or m.startswith('lark.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={**os.environ, "LUDUS_CACHE": "off"})
+    assert out.stdout.strip() == "[]"

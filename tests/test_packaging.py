@@ -54,6 +54,10 @@ def test_the_installed_package_is_the_wheel_not_the_source_tree(installed):
     rulesets, schemas = where.stdout.split()
     assert "site-packages" in rulesets and rulesets.endswith(os.path.join("_data", "rulesets"))
     assert "site-packages" in schemas and not Path(schemas).is_relative_to(ROOT)
+    # the parser's tables ship too (without them every rules text would be parsed by Lark)
+    tables = _run([str(bindir / "python"), "-c", "from interpreter.dsl import lalr_table as t; "
+                   "print(t.TABLE, t.load_table() is not None)"], outside, env)
+    assert "site-packages" in tables.stdout and tables.stdout.split()[-1] == "True", tables.stdout + tables.stderr
 
 
 def test_validate_docs_play_and_scenario_work_from_outside_the_tree(installed):

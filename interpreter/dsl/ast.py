@@ -329,18 +329,25 @@ def too_deep(node: Any, limit: int) -> Node | None:
     the operands of a :class:`Chain` are one level, however many there are. Iterative.
     """
     stack: list[tuple[Any, int]] = [(node, 0)]
+    pop, push = stack.pop, stack.append
     while stack:
-        n, d = stack.pop()
+        n, d = pop()
         if isinstance(n, Node):
             d += 1
             if d > limit:
                 return n
-            for value in vars(n).values():
-                stack.append((value, d))
+            values: Any = vars(n).values()
         elif isinstance(n, list | tuple):
-            for item in n:
-                stack.append((item, d))
+            values = n
+        else:
+            continue
+        for value in values:  # texts, numbers and places hold no node: not even stacked
+            if value.__class__ not in _LEAVES:
+                push((value, d))
     return None
+
+
+_LEAVES = frozenset((str, int, bool, type(None)))
 
 
 def names_in(node: Any) -> set[str]:

@@ -35,6 +35,7 @@ from . import ast as A
 from . import types as T
 from .expressions import Abort, Expressions, Scope
 from .functions import write_functions
+from .lazyprocs import Facts, LaterBodies, facts_of
 from .parser import DslSyntaxError, parse_block, parse_expr, parse_template
 from .procwriter import ProcWriter, callees, pauses_itself, point_source
 from .source import DICT, CodeGen, Src, Writer, local, read_local
@@ -60,6 +61,9 @@ class Compiler:
         self.bodies: dict[str, tuple[Procedure, list[Stmt], str]] = {}  # procedure -> its tree, what it is
         self.functions: dict[str, tuple[FunctionDef, Src]] = {}  # function -> its body
         self.reads: dict[str, set[tuple[str, ...]]] = {}  # function -> what its body reads
+        self.origins: dict[str, list[Any]] = {}  # procedure -> where each of its texts starts
+        self.later: LaterBodies | None = None  # a warm load's bodies, checked at their first run
+        self.facts: Facts | None = None  # what checking the bodies found, for the load cache
 
     # ------------------------------------------------------------ diagnostics
     def _exhausted(self, exc: BaseException) -> None:
@@ -156,6 +160,10 @@ class Compiler:
                         what: str = "") -> None:
         """Check a procedure given as named steps: its texts, in order, are one body (a local one
         step sets is there in the next), each located in its own place."""
+        if self.later is not None:
+            self.later.defer(proc, parts, scope, what or f"procedure {proc.name}")
+            return
+        self.origins[proc.name] = [origin for _text, origin in parts]
         st = Statements(self.x, proc, self.root)
         scope = dict(scope)
         stmts: list[Stmt] = []
@@ -178,6 +186,9 @@ class Compiler:
 
     def function(self, fdef: FunctionDef, text: str, origin: TextOrigin) -> None:
         """Compile a pure function's body (an expression over its parameters)."""
+        if self.later is not None:
+            self.later.defer_function(fdef, text, origin)
+            return
         self.x.reads = set()
         try:
             src, _ = self.source(text, origin, dict(fdef.params), fdef.returns, f"the result of '{fdef.name}'")
@@ -186,10 +197,13 @@ class Compiler:
             self.x.reads = None
         if src is None:
             return
-        gname = self.gen.twin("F", fdef.name)
         self.functions[fdef.name] = (fdef, src)
-        call = Src(gname + "(g" + "".join(f", {{{i}}}" for i in range(len(fdef.params))) + ")",
-                   tuple(read_local(p, src.where) for p in fdef.params), src.where)
+        self.function_root(fdef, src.where)
+
+    def function_root(self, fdef: FunctionDef, where: Any) -> None:
+        """The engine's function of a rules function: a call of its positional twin."""
+        call = Src(self.gen.twin("F", fdef.name) + "(g" + "".join(f", {{{i}}}" for i in range(len(fdef.params)))
+                   + ")", tuple(read_local(p, where) for p in fdef.params), where)
         fdef.fn = self.root(call, f"function {fdef.name}")
 
     def point(self, pdef: PointDef, text: str, origin: TextOrigin) -> None:
@@ -228,9 +242,9 @@ class Compiler:
                 stages = self._staged(cond, scope, [p.name for p in action.params])
         lab = self._template_source(label[0], label[1], scope) if label is not None else None
         if all(d is not None for d in doms) and (label is None or lab is not None):
-            action.enum = self._lister(action, doms, stages, lab)  # type: ignore[arg-type]
+            action.enum = _lister(self.gen, action, doms, stages, lab)  # type: ignore[arg-type]
             if lab is not None:
-                action.labeler = self._labeler(action, lab)
+                action.labeler = _labeler(self.gen, action, lab)
         action.proc.params = dict(scope)
         self.procedure(action.proc, body[0], body[1], scope, f"action {action.name}")
 
@@ -260,56 +274,6 @@ class Compiler:
                 out.append(Src("(" + " and ".join(f"{{{i}}}" for i in range(len(tests))) + ")", tuple(tests)))
         return out
 
-    def _lister(self, action: ActionDef, doms: list[Src], stages: list[Src | None],
-                label: Src | None) -> Callable[[Any, str, list], None]:
-        """``lister(game, actor, out)`` appending every legal choice of the action to ``out``."""
-        name = self.gen.name("list")
-        k = self.gen.const
-        params = action.params
-
-        def write() -> Writer:
-            w = Writer(f"the choices of action {action.name}", ["actor"], action.loc)
-            w.line(0, f"def {name}(g, v_actor, out):")
-            w.line(1, "try:")
-            depth = 2
-            if stages[0] is not None:
-                w.line(depth, "if not ", stages[0], ":", loc=stages[0].loc)
-                w.line(depth + 1, "return")
-            for i, p in enumerate(params):
-                w.line(depth, f"for {local(p.name)} in ", doms[i], ":", loc=doms[i].loc)
-                depth += 1
-                stage = stages[i + 1]
-                if stage is not None:
-                    w.line(depth, "if not ", stage, ":", loc=stage.loc)
-                    w.line(depth + 1, "continue")
-            args = ", ".join(f"{p.name!r}: " + (local(p.name) if _simple(p.type) else f"_copy({local(p.name)})")
-                             for p in params)
-            # a label the rules write is made when it is first read (see Choices.label_choices)
-            lab = "None" if label is not None else k(action.name)
-            w.line(depth, f"out.append({{'label': {lab}, 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
-                   loc=action.loc)
-            w.line(1, "except _FAILURES as _e:")
-            w.line(2, "raise _located(_e, g) from None")
-            return w
-        return self.gen.lazy(name, write)
-
-    def _labeler(self, action: ActionDef, label: Src) -> Callable[[Any, str, dict], str]:
-        """``labeler(game, actor, args)``: the label of one of the action's choices, its
-        parameters bound from ``args`` (the choice's value) on the state it was listed in."""
-        name = self.gen.name("label")
-
-        def write() -> Writer:
-            w = Writer(f"the label of action {action.name}", ["actor", *[p.name for p in action.params]], action.loc)
-            w.line(0, f"def {name}(g, v_actor, args):")
-            w.line(1, "try:")
-            for p in action.params:
-                w.line(2, f"{local(p.name)} = args[{p.name!r}]", loc=action.loc)
-            w.line(2, "return g.label_of(", label, ")", loc=label.loc)
-            w.line(1, "except _FAILURES as _e:")
-            w.line(2, "raise _located(_e, g) from None")
-            return w
-        return self.gen.lazy(name, write)
-
     # ------------------------------------------------------------ after every text
     def check_signals(self) -> None:
         """A modifier lasting 'until X' needs some rule that signals X."""
@@ -326,7 +290,10 @@ class Compiler:
         frame. Every procedure (direct ones too, for a scenario's ``start``) gets a function
         the engine runs on a frame.
         """
-        write_functions(self.gen, self.rs, self.functions, self.reads)
+        if self.later is not None:
+            self.later.finish()
+            return
+        cheap = write_functions(self.gen, self.rs, self.functions, self.reads)
         facts = {name: (not pauses_itself(stmts), callees(stmts)) for name, (_p, stmts, _w) in self.bodies.items()}
         direct: set[str] = set()
         grew = True
@@ -349,6 +316,8 @@ class Compiler:
                 pw = ProcWriter(self.gen, self.gen.name("R"), what, list(proc.params), stmts, names, budget, at, True)
                 proc.run = self.gen.lazy(pw.name, _writer(pw))
                 proc.points = {n: where for n, where in pw.points.items()}
+        self.facts = facts_of(self, direct, {n: p.points for n, (p, _s, _w) in self.bodies.items() if n not in direct},
+                              cheap)
 
     def _frame_of_direct(self, proc: Procedure, gname: str, what: str) -> Callable[[Any, dict], None]:
         """The frame function of a direct procedure: run it, return its value."""
@@ -362,6 +331,58 @@ class Compiler:
             w.line(1, f"g.ret({gname}(g" + "".join(f", L[{p!r}]" for p in params) + "))")
             return w
         return self.gen.lazy(name, write)
+
+
+def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src | None],
+            label: Src | None) -> Callable[[Any, str, list], None]:
+    """``lister(game, actor, out)`` appending every legal choice of the action to ``out``."""
+    name = gen.name("list")
+    k = gen.const
+    params = action.params
+
+    def write() -> Writer:
+        w = Writer(f"the choices of action {action.name}", ["actor"], action.loc)
+        w.line(0, f"def {name}(g, v_actor, out):")
+        w.line(1, "try:")
+        depth = 2
+        if stages[0] is not None:
+            w.line(depth, "if not ", stages[0], ":", loc=stages[0].loc)
+            w.line(depth + 1, "return")
+        for i, p in enumerate(params):
+            w.line(depth, f"for {local(p.name)} in ", doms[i], ":", loc=doms[i].loc)
+            depth += 1
+            stage = stages[i + 1]
+            if stage is not None:
+                w.line(depth, "if not ", stage, ":", loc=stage.loc)
+                w.line(depth + 1, "continue")
+        args = ", ".join(f"{p.name!r}: " + (local(p.name) if _simple(p.type) else f"_copy({local(p.name)})")
+                         for p in params)
+        # a label the rules write is made when it is first read (see Choices.label_choices)
+        lab = "None" if label is not None else k(action.name)
+        w.line(depth, f"out.append({{'label': {lab}, 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
+               loc=action.loc)
+        w.line(1, "except _FAILURES as _e:")
+        w.line(2, "raise _located(_e, g) from None")
+        return w
+    return gen.lazy(name, write)
+
+
+def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str, dict], str]:
+    """``labeler(game, actor, args)``: the label of one of the action's choices, its
+    parameters bound from ``args`` (the choice's value) on the state it was listed in."""
+    name = gen.name("label")
+
+    def write() -> Writer:
+        w = Writer(f"the label of action {action.name}", ["actor", *[p.name for p in action.params]], action.loc)
+        w.line(0, f"def {name}(g, v_actor, args):")
+        w.line(1, "try:")
+        for p in action.params:
+            w.line(2, f"{local(p.name)} = args[{p.name!r}]", loc=action.loc)
+        w.line(2, "return g.label_of(", label, ")", loc=label.loc)
+        w.line(1, "except _FAILURES as _e:")
+        w.line(2, "raise _located(_e, g) from None")
+        return w
+    return gen.lazy(name, write)
 
 
 def _writer(pw: ProcWriter) -> Callable[[], Writer]:

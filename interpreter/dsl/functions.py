@@ -3,13 +3,15 @@ remembered results each change of the state makes stale.
 
 A *cheap* function (it goes through no list, calls only cheap functions, is not recursive,
 and its body with theirs is small: at most CHEAP_STEPS reads and calls) does a bounded amount
-of work, less than looking its result up: it is not remembered and its calls count no work. Every other function remembers its results in its own memo, forgotten
-only when something it reads changes (see Expressions.read and Game.changed_field).
+of work, less than looking its result up: it is not remembered and its calls count no work.
+Every other function remembers its results in its own memo, forgotten only when something it
+reads changes (see Expressions.read and Game.changed_field).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, Ruleset
 from .procwriter import function_source
@@ -17,15 +19,15 @@ from .source import CodeGen, Src
 
 
 def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[FunctionDef, Src]],
-                    reads: dict[str, set[tuple[str, ...]]]) -> None:
-    """The positional twins of the rules functions.
+                    reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
+    """The positional twins of the rules functions; gives the cheap ones.
 
     A *cheap* function — it goes through no list, calls only cheap functions, is not
     recursive and is small — does a bounded amount of work, less than looking its result up:
     it is not remembered and its calls count no work. Every other function remembers its results.
     """
     twin = {name: gen.twin("F", name) for name in functions}
-    facts = {name: _cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
+    facts = {name: cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
     cheap: dict[str, int] = {}  # cheap function -> the reads and calls of a call of it, callees' included
     grew = True
     while grew:  # least fixed point: a function on a cycle of calls is never cheap
@@ -36,13 +38,20 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
                 if total <= CHEAP_STEPS:
                     cheap[name] = total
                     grew = True
-    index = {name: i for i, name in enumerate(sorted(n for n in functions if n not in cheap))}
-    _memo_readers(rs, reads, index)
+    index = memo_index(functions, set(cheap))
+    memo_readers(rs, reads, index)
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
                                                   CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
+    return set(cheap)
 
-def _memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
+
+def memo_index(names: Iterable[str], cheap: set[str]) -> dict[str, int]:
+    """Each function that remembers its results -> the number of its memo."""
+    return {name: i for i, name in enumerate(sorted(n for n in names if n not in cheap))}
+
+
+def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
     """Which remembered results each change of the state makes stale.
 
     A function's results are forgotten only when something it reads, or a function it calls
@@ -101,7 +110,7 @@ _COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_
 CHEAP_STEPS = 24
 
 
-def _cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str], int]:
+def cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str], int]:
     """Whether an expression surely does a bounded amount of work, the functions it calls,
     and how many reads and calls it makes (at most)."""
     bounded, called, steps = True, set[str](), 0

@@ -11,7 +11,7 @@ from . import ast as A
 from .astmemo import AstMemo as AstMemo
 from .astmemo import _memo_get
 from .astmemo import memoized as memoized
-from .lalr_direct import _Direct
+from .lalr_direct import LarkUnusable, _Direct
 
 # Lark is imported when a text is first parsed, not with this module: a load from the
 # load cache parses nothing, so a process that only uses cached rulesets never imports it.
@@ -43,7 +43,7 @@ def _lark() -> Lark:
     from lark import Lark
 
     return Lark(GRAMMAR.read_text(encoding="utf-8"), parser="lalr", start=["start", "expr"],
-                propagate_positions=True, maybe_placeholders=True, cache=True)
+                propagate_positions=True, maybe_placeholders=True)
 
 
 _DIRECT: list[_Direct | None] = []
@@ -69,9 +69,13 @@ def _parse(text: str, start: str, *, direct: bool = True) -> Any:
         raise DslSyntaxError(1, 1, f"rules text too long: {len(text):,} characters (at most {MAX_TEXT:,})",
                              "split it into procedures or functions")
     parser = _direct() if direct else None
+    result = None
     if parser is not None:
-        result = parser.parse(text, start)
-    else:
+        try:
+            result = parser.parse(text, start)
+        except LarkUnusable:  # a text only Lark parses, and this Lark's internals are not the known ones
+            parser = None
+    if parser is None:
         try:
             result = _build(_lark().parse(text, start=start))
         except RecursionError:  # only this fallback walks a tree recursively
@@ -140,12 +144,15 @@ def parse_block(text: str) -> list[A.Node]:
 
 
 def _parse_block(text: str) -> list[A.Node]:
-    from lark.exceptions import UnexpectedInput
-
     try:
         return list(_parse(text, "start"))
-    except UnexpectedInput as exc:
-        raise _syntax_error(exc, text) from None
+    except Exception as exc:
+        # Only Lark raises its errors: it is imported by then (a text without one never imports it).
+        from lark.exceptions import UnexpectedInput
+
+        if isinstance(exc, UnexpectedInput):
+            raise _syntax_error(exc, text) from None
+        raise
 
 
 def _build(tree: Tree) -> Any:
@@ -182,12 +189,15 @@ def parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
 
 
 def _parse_expr(text: str, line: int = 1, col: int = 1) -> A.Node:
-    from lark.exceptions import UnexpectedInput
-
     try:
         node = _parse(text, "expr")
-    except (UnexpectedInput, DslSyntaxError) as exc:
-        err = _syntax_error(exc, text) if isinstance(exc, UnexpectedInput) else exc
+    except Exception as exc:
+        if not isinstance(exc, DslSyntaxError):
+            from lark.exceptions import UnexpectedInput  # see _parse_block
+
+            if not isinstance(exc, UnexpectedInput):
+                raise
+        err = _syntax_error(exc, text) if not isinstance(exc, DslSyntaxError) else exc
         if err.line <= 1:
             err.col += col - 1
         err.line += line - 1
@@ -367,12 +377,10 @@ class _AstBuilder:
     def _chain(self, meta, c, op=None):
         if len(c) == 1:
             return c[0]  # most expressions pass through every level of precedence alone
-        from lark import Token
-
         rest: list[tuple[str, A.Pos, A.Node]] = []
         i = 1
         while i < len(c):
-            if isinstance(c[i], Token) and op is None:
+            if isinstance(c[i], str) and op is None:  # an operator's token (operands are nodes)
                 rest.append((str(c[i]), _tpos(c[i]), c[i + 1]))
                 i += 2
             else:

@@ -378,6 +378,33 @@ def test_the_cache_path_reads_no_pickle() -> None:
     """No module of the load cache's path imports pickle or marshal."""
     for name in ("loadcache.py", "loader.py", "finder.py", "builder.py", "dsl/parser.py", "dsl/astdata.py",
                  "dsl/astmemo.py", "dsl/lalr_direct.py", "yamlsource.py", "yamlcommon.py", "yamlfast.py",
-                 "dsl/compiler.py", "dsl/source.py"):
+                 "dsl/compiler.py", "dsl/source.py", "dsl/lazyprocs.py"):
         text = (ROOT / "interpreter" / name).read_text(encoding="utf-8")
         assert "import pickle" not in text and "import marshal" not in text, name
+
+
+# ====================================================================== the parser's own cache
+def test_the_rules_parser_keeps_no_pickle_in_the_temporary_folder(tmp_path: Path) -> None:
+    """Lark's ``cache=True`` unpickles a file at a name anyone can guess in the shared
+    temporary folder: a file planted there would run code. The parser is built without it
+    (only a rules text with a syntax error builds it at all), so it neither writes nor reads
+    one: here a syntax error is parsed with the temporary folder pointed at an empty folder,
+    and any pickle read is reported."""
+    spy = (
+        "import pickle, sys\n"
+        "real = pickle.load\n"
+        "def load(*a, **k):\n"
+        "    print('pickle.load', file=sys.stderr)\n"
+        "    return real(*a, **k)\n"
+        "pickle.load = load\n"
+        "from interpreter.cli import main\n"
+        "sys.exit(main(['validate', sys.argv[1]]))\n"
+    )
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    broken = ROOT / "tests" / "broken" / "dsl_plain_syntax"
+    done = subprocess.run([sys.executable, "-c", spy, str(broken)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TMPDIR": str(temp), "LUDUS_CACHE": "off"}, cwd=ROOT)
+    assert done.returncode == 1 and "error:" in done.stdout + done.stderr, done.stderr
+    assert "pickle.load" not in done.stderr
+    assert list(temp.iterdir()) == []
