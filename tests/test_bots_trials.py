@@ -25,7 +25,7 @@ def _consistent(handed: Game, fresh: Game) -> None:
 def _functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
     """The generated function of each memo slot, and how many arguments it takes."""
     out = {}
-    for name, fn in rs.codegen.env.items():
+    for name, fn in list(rs.codegen.env.items()):  # writing a source may add its constants
         src = rs.codegen.source_of(fn) if re.fullmatch(r"F\d+", name) else None
         slot = re.search(r"g\.memos\[(\d+)\]", src or "")
         if src and slot:
