@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from interpreter import Game, load_ruleset  # noqa: E402
 from interpreter.bots import Bot, bot_problem, make_bot  # noqa: E402
 from interpreter.loader import bundled_names  # noqa: E402
+from interpreter.model import UMPIRE  # noqa: E402
 
 # The test module holding each ruleset's invariants(game) check; an overlay uses its base's.
 INVARIANTS = {"time_of_crisis": "test_time_of_crisis", "rome_in_crisis": "test_rome_in_crisis",
@@ -91,8 +92,11 @@ def engine_invariants(game: Game) -> None:
 def _bots(job: Job, game: Game) -> dict[str, Bot | random.Random]:
     # A random seat draws from one generator seeded by the game, as the sweep always has.
     shared = random.Random(job.seed)
-    return {p: shared if kind == "random" else make_bot(kind, job.seed, p)
-            for p, kind in zip(game.players, job.bots, strict=True)}
+    bots: dict[str, Bot | random.Random] = {p: shared if kind == "random" else make_bot(kind, job.seed, p)
+                                            for p, kind in zip(game.players, job.bots, strict=True)}
+    if UMPIRE in game.seats:  # a ruleset's umpire seat rules by its default (bots.UmpireBot)
+        bots[UMPIRE] = make_bot("umpire", job.seed, UMPIRE)
+    return bots
 
 
 def play(job: Job) -> Outcome:
