@@ -105,8 +105,8 @@ _COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_
 
 # The most reads and calls (counted as the subscripts and calls in its Python source, those of
 # the cheap functions it calls included) a function may make and still be cheap: past this,
-# looking a result up costs less than working it out again (Time of Crisis's unit_type, a
-# dozen field reads, is called for every unit for every kind of unit in a battle).
+# looking a result up costs less than working it out again (a dozen field reads, called for
+# every item of a list for every value of another, as a battle may do).
 CHEAP_STEPS = 24
 
 
