@@ -264,6 +264,15 @@ def test_direct_parser_is_in_use() -> None:
     assert direct.loop is not None  # its own loop over Lark's table, not Lark's
 
 
+def outcome_by_lark_loop(direct: Any, text: str, start: str) -> Any:
+    """What parsing ``text`` gives with the direct parser's own loop switched off (Lark's loop)."""
+    loop, direct.loop = direct.loop, None
+    try:
+        return outcome(text, start, True)
+    finally:
+        direct.loop = loop
+
+
 @pytest.mark.parametrize(("text", "start"), [
     ("x - -1 - y", "expr"), ("roll die d6 as r", "start"), ("roll 2 dice d12 as d6", "start"),
     ("a <= b == c", "expr"), ("1..n", "expr"), ("# only a comment", "start"), ("x # c\n", "expr"),
@@ -274,11 +283,7 @@ def test_direct_loop_matches_lark_loop(text: str, start: str) -> None:
     direct = P._direct()
     assert direct is not None and direct.loop is not None
     fast = outcome(text, start, True)
-    loop, direct.loop = direct.loop, None
-    try:
-        slow = outcome(text, start, True)
-    finally:
-        direct.loop = loop
+    slow = outcome_by_lark_loop(direct, text, start)
     assert same_ast(fast, slow), (fast, slow)
 
 
@@ -401,11 +406,7 @@ def test_direct_loop_matches_lark_on_random_texts() -> None:
     parsed = 0
     for text, start in texts:
         fast = outcome(text, start, True)
-        loop, direct.loop = direct.loop, None
-        try:
-            slow = outcome(text, start, True)
-        finally:
-            direct.loop = loop
+        slow = outcome_by_lark_loop(direct, text, start)
         assert same_ast(fast, slow), (text, fast, slow)
         parsed += not isinstance(fast, tuple)
     assert parsed > 1000
