@@ -131,7 +131,7 @@ class Choices(GameBase):
         if isinstance(choice, bool) or not isinstance(choice, int | str):
             raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
         if isinstance(choice, str):
-            self.state  # noqa: B018 - reading it labels every choice, to match the one named
+            self._label_or_fail()  # every choice labelled, to match the one named
             matches = [i for i, o in enumerate(options) if o["label"] == choice]
             if not matches:
                 labels = "; ".join(o["label"] for o in options[:12])
