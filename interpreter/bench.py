@@ -259,6 +259,7 @@ def play_one(rs: Ruleset, players: int, seed: int, atomic: bool = True) -> int:
 def measure_games(rs: Ruleset, players: int, s: Settings, report: Report, targets: dict[str, float]) -> None:
     # The target is judged as 'ludus simulate' plays bot games: without the undo copy that
     # 'apply' keeps for rejected choices (bots only make offered ones). Both are shown.
+    play_one(rs, players, 0)  # untimed: the rules' Python is compiled at its first run, once a process
     for atomic in (False, True):
         total, decisions = 0.0, 0
         for seed in range(1, s.games + 1):
