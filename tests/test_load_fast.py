@@ -418,3 +418,12 @@ def test_a_load_without_syntax_errors_never_imports_lark() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
                          env={**os.environ, "LUDUS_CACHE": "off"})
     assert out.stdout.strip() == "[]"
+
+
+def test_a_carriage_return_before_a_stray_character_is_a_located_syntax_error() -> None:
+    """Python's splitlines() ends a line at a lone carriage return, the parser does not: the
+    character named in the message is read from the parser's own lines (this raised IndexError)."""
+    with pytest.raises(P.DslSyntaxError) as caught:
+        P.parse_expr("count(p.hand)\r ?")
+    assert (caught.value.line, caught.value.col) == (1, 14)
+    assert "syntax error: unexpected character '\\r'" in str(caught.value)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Procedure
+from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Procedure, RuleFault
 from .astmemo import AstMemo, memoized
 from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers
 from .parser import parse_block, parse_expr
@@ -246,13 +246,24 @@ class LaterBodies:
             twins = {twin: name for (kind, name), twin in c.gen.twins.items() if kind == "F"}
             if checked is None or len(c.diags) != before or checked.where is None \
                     or checked.where[1:] != (line, col) or reads != {tuple(r) for r in facts_reads}:
-                raise RuntimeError(f"function {fname} checks differently from the load that was cached")
+                raise self._differs(f"function {fname}", before)
             bounded, called, steps = cost_facts(checked, twins)
             if cheap and not (bounded and steps <= CHEAP_STEPS
                               and called <= {n for n, f in self.facts.functions.items() if f[0]}):
-                raise RuntimeError(f"function {fname} checks differently from the load that was cached")
+                raise self._differs(f"function {fname}", before)
             self.sources[fname] = checked
             return checked
+
+    def _differs(self, what: str, before: int) -> RuleFault:
+        """A body that, checked now, disagrees with the facts of the cached load: a located
+        rule failure, never a traceback. Its diagnostic, if checking it now found one (a rule
+        nested too deeply for the stack the game runs on), is the message."""
+        new = self.c.diags[before:]
+        del self.c.diags[before:]
+        if new:
+            return RuleFault(new[0].message, new[0].loc, new[0].hint or "run it again with the load cache off (LUDUS_CACHE=off)")
+        return RuleFault(f"{what} checks differently from the load that was cached", None,
+                         "run it again with the load cache off (LUDUS_CACHE=off), and report this")
 
     def _write(self, pname: str) -> Callable[[], Any]:
         def write() -> Any:
@@ -294,6 +305,6 @@ class LaterBodies:
                 and ((not pauses_itself(stmts) and callees(stmts) <= set(self.names)) if direct
                      else pw.points == proc.points)
             if not agrees:
-                raise RuntimeError(f"procedure {pname} checks differently from the load that was cached")
+                raise self._differs(f"procedure {pname}", before)
             self.writers[pname] = pw
             return pw

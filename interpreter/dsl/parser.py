@@ -124,9 +124,12 @@ def _syntax_error(exc: UnexpectedInput, text: str) -> DslSyntaxError:
             hint = "a block opened with 'if', 'for', 'while' or 'repeat' is not closed with 'end'/'until'"
         return DslSyntaxError(line, col, f"syntax error: unexpected {found}", hint)
     if isinstance(exc, UnexpectedCharacters):
-        ch = text.splitlines()[line - 1][col - 1] if line else "?"
+        # lines as the parser counts them (a lone carriage return does not end one)
+        lines = text.split("\n")
+        ch = lines[line - 1][col - 1] if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]) else "?"
         hint = "strings use double quotes" if ch == "'" else ""
-        return DslSyntaxError(line, col, f"syntax error: unexpected character '{ch}'", hint)
+        shown = ch if ch.isprintable() else repr(ch)[1:-1]  # a control character, spelt out
+        return DslSyntaxError(line, col, f"syntax error: unexpected character '{shown}'", hint)
     if isinstance(exc, UnexpectedEOF):
         return DslSyntaxError(line, col, "syntax error: unexpected end of text")
     return DslSyntaxError(line, col, f"syntax error: {exc}")

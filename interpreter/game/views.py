@@ -244,7 +244,7 @@ class Views(GameBase):
             game.memos = mine[:]  # every dict, those of constant functions too
             game.memos_handed = True
             layout = self.view_layout
-            if layout is not None and layout.state is self.state and layout.changes == self.changes:
+            if layout is not None and layout.state is self._state and layout.changes == self.changes:
                 game.source_layout = layout
         else:
             self._share_constants(game)
