@@ -84,15 +84,11 @@ class Asking(GameBase):
 
     def _labelled(self, values: Sequence[Any], var: str, L: dict[str, Any],
                   label: Callable[[Any, dict], Any] | None) -> list[dict[str, Any]]:
-        out = []
-        L2 = dict(L)
-        for v in values:
-            if label is not None:
-                L2[var] = v
-                text = self.label_of(label(self, L2))
-            else:
-                text = self.label_of(v)
-            out.append({"label": text, "value": _copy(v)})
+        """The options of ``values``, each labelled at once (a secret choice's)."""
+        label_of_choice = self._label_by(var, L, label)
+        out = [{"label": None, "value": _copy(v)} for v in values]
+        for o in out:
+            o["label"] = label_of_choice(o)
         return out
 
     def _label_by(self, var: str, L: dict[str, Any],

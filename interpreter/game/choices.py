@@ -71,7 +71,18 @@ class Choices(GameBase):
 
     def choices(self, player: str | None = None) -> list[Choice]:
         """The finite, labelled list of legal choices for ``player`` (default: the first decider)."""
-        p = self.state["pending"]
+        self._label_or_fail()  # the pending choices labelled, if they are not yet
+        return [Choice(i, o["label"], o["value"]) for i, o in enumerate(self._offered(player))]
+
+    def count_choices(self, player: str | None = None) -> int:
+        """How many legal choices ``player`` has (default: the first decider): ``len(choices(player))``
+        without making the list or the labels (a random bot needs only the count)."""
+        return len(self._offered(player))
+
+    def _offered(self, player: str | None) -> list[dict[str, Any]]:
+        """The pending options of ``player`` (default: the first decider), labelled or not; none
+        when nothing is pending or it is not his decision."""
+        p = self._state["pending"]
         if p is None:
             return []
         if player is None:
@@ -79,21 +90,7 @@ class Choices(GameBase):
             if not ds:
                 return []
             player = ds[0]
-        options = self._options_for(p, player)
-        return [Choice(i, o["label"], o["value"]) for i, o in enumerate(options or [])]
-
-    def count_choices(self, player: str | None = None) -> int:
-        """How many legal choices ``player`` has (default: the first decider): ``len(choices(player))``
-        without making the list (a random bot needs only the count)."""
-        p = self._state["pending"]
-        if p is None:
-            return 0
-        if player is None:
-            ds = self.deciders()
-            if not ds:
-                return 0
-            player = ds[0]
-        return len(self._options_for(p, player) or ())
+        return self._options_for(p, player) or []
 
     def _options_for(self, p: dict[str, Any], player: str) -> list[dict[str, Any]] | None:
         if p["type"] == "secret":
