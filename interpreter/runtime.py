@@ -58,7 +58,7 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
             rs.frame_procs = procs
         self._procs: dict[str, Procedure] = procs  # read only: shared by every game of the ruleset
         self._after_setup: Callable[[Game], None] | None = None
-        self.depth = 0  # calls of rule functions running inside one another
+        self.depth = 0  # calls of recursive rule functions running inside one another (dsl.functions)
         # Work done since the last decision (see spend) and passes of loops (see
         # dsl/procwriter.py); both start again at every run of the rules.
         self.work = 0

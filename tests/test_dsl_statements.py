@@ -88,6 +88,59 @@ def test_endless_recursion_is_a_located_error(tmp_path):
         program(tmp_path, "call forever()", procs=procs)
 
 
+_DEEP_FUNCTION = r"rules\.yaml:\d+:\d+: error: function '(ping|pong|grow)' nested more than 200 deep"
+
+
+def test_mutual_recursion_of_functions_is_a_located_error(tmp_path):
+    # a cycle of two functions: each counts how deep calls nest (functions.recursive)
+    extra = """
+    functions:
+      ping:
+        source: T 3
+        params: {n: int}
+        returns: int
+        expr: pong(n + 1)
+      pong:
+        source: T 3
+        params: {n: int}
+        returns: int
+        expr: ping(n + 1) + 1
+    """
+    with pytest.raises(LudusError, match=_DEEP_FUNCTION):
+        program(tmp_path, "set out = ping(0)", extra=extra)
+
+
+@pytest.mark.parametrize("base, modify", [("grow(n + 1)", ""), ('"0"', "modify boost by 1 when grow(n) > 0\n")])
+def test_recursion_through_a_modifier_point_is_a_located_error(tmp_path, base, modify):
+    # no call in grow's body names grow: the point's base, or its modifier's condition, calls it.
+    # Through a condition each level nests so many Python frames that Python's own limit comes
+    # before 200 levels: that too is a located error ("rules nested too deeply").
+    extra = f"""
+    functions:
+      grow:
+        source: T 3
+        params: {{n: int}}
+        returns: int
+        expr: boost(n + 1) + 1
+    modifier_points:
+      boost:
+        source: T 4
+        params: {{n: int}}
+        type: int
+        base: {base}
+    """
+    deep = _DEEP_FUNCTION if not modify else r"rules\.yaml:\d+:\d+: error: rules nested too deeply"
+    with pytest.raises(LudusError, match=deep):
+        program(tmp_path, modify + "set out = grow(0)", extra=extra)
+
+
+def test_only_functions_that_may_run_inside_themselves_count_their_depth():
+    from interpreter.dsl.functions import recursive
+    reads = {"a": {("call", "b")}, "b": {("call", "a"), ("call", "c")}, "c": {("field", "x")},
+             "d": {("call", "d")}, "e": {("call", "c"), ("all",)}, "f": {("call", "a")}}
+    assert recursive(list(reads) + ["g"], reads) == {"a", "b", "d", "e", "g"}  # g: reads unknown
+
+
 def test_runaway_loop_hits_the_step_budget_with_its_location(tmp_path):
     with pytest.raises(LudusError) as err:
         program(tmp_path, "let n = 0\nrepeat\n  increase n by 1\nuntil n < 0")

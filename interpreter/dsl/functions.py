@@ -6,6 +6,11 @@ and its body with theirs is small: at most CHEAP_STEPS reads and calls) does a b
 of work, less than looking its result up: it is not remembered and its calls count no work.
 Every other function remembers its results in its own memo, forgotten only when something it
 reads changes (see Expressions.read and Game.changed_field).
+
+Only a function that may run inside itself (``recursive``: on a cycle of calls, or calling
+what cannot be told, such as a modifier point) counts how deep calls nest, to fail, located,
+past MAX_CALL_DEPTH instead of at Python's own limit; any other nests no deeper than the chain
+of distinct functions it calls.
 """
 
 from __future__ import annotations
@@ -40,10 +45,75 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
                     grew = True
     index = memo_index(functions, set(cheap))
     memo_readers(rs, reads, index)
+    deep = recursive(functions, reads)
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
-                                                  CALL_WORK, MAX_CALL_DEPTH, memo=index.get(name)))
+                                             CALL_WORK, MAX_CALL_DEPTH if name in deep else None,
+                                             memo=index.get(name)))
     return set(cheap)
+
+
+def recursive(names: Iterable[str], reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
+    """The functions that may run inside themselves: those on a cycle of calls, and those whose
+    calls cannot all be told.
+
+    A function's reads name every function it calls (('call', NAME), see Expressions.read), or
+    say ('all',) when what it reads cannot be told: a call of a modifier point (whose modifiers'
+    conditions may call any function) and every other call the rules make at run time read
+    ('all',), since its results must be forgotten at any change. So a recursion that goes
+    through something other than a call written in a body passes through a function reading
+    ('all',), and every other recursion is a cycle of written calls.
+    """
+    callees: dict[str, list[str]] = {}
+    out: set[str] = set()
+    for name in names:
+        r = reads.get(name, {("all",)})
+        if ("all",) in r:
+            out.add(name)
+        callees[name] = sorted(f[1] for f in r if f[0] == "call" and f[1] in reads)
+    return out | on_cycles(callees)
+
+
+def on_cycles(graph: dict[str, list[str]]) -> set[str]:
+    """The nodes of ``graph`` (node -> its successors) on some cycle: Tarjan's strongly
+    connected components, without Python recursion (rules may have thousands of functions)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: set[str] = set()
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            succ = graph.get(node, [])
+            while i < len(succ) and succ[i] in index:
+                if succ[i] in on_stack:
+                    low[node] = min(low[node], index[succ[i]])
+                i += 1
+            if i < len(succ):
+                work += [(node, i + 1), (succ[i], 0)]
+                continue
+            if low[node] == index[node]:  # the root of a component: pop it
+                comp = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                if len(comp) > 1 or node in succ:
+                    out.update(comp)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return out
 
 
 def memo_index(names: Iterable[str], cheap: set[str]) -> dict[str, int]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Procedure, RuleFault
 from .astmemo import AstMemo, memoized
-from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers
+from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers, recursive
 from .parser import parse_block, parse_expr
 from .procwriter import ProcWriter, callees, function_source, pauses_itself
 from .source import Src
@@ -200,9 +200,11 @@ class LaterBodies:
             raise ValueError("the cached facts are not those of these functions")
         cheap = {name for name, f in facts.functions.items() if f[0]}
         index = memo_index(self.fpending, cheap)
-        memo_readers(rs, {name: {tuple(r) for r in f[3]} for name, f in facts.functions.items()}, index)
+        reads = {name: {tuple(r) for r in f[3]} for name, f in facts.functions.items()}
+        memo_readers(rs, reads, index)
+        deep = recursive(self.fpending, reads)  # from the reads, which each body checked must match
         for fname in self.fpending:
-            c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname)))
+            c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname), fname in deep))
         direct = set(facts.direct)
         self.names = {n: c.gen.name("P") for n in sorted(direct)}
         for pname, (proc, parts, _scope, what) in self.pending.items():
@@ -216,12 +218,12 @@ class LaterBodies:
                 origins = [origin for _text, origin in parts]
                 proc.points = {n: (origins[part], line, col) for n, part, line, col in facts.points.get(pname, [])}
 
-    def _write_function(self, fname: str, memo: int | None) -> Callable[[], Any]:
+    def _write_function(self, fname: str, memo: int | None, deep: bool) -> Callable[[], Any]:
         def write() -> Any:
             src = self.function_source(fname)
             fdef = self.fpending[fname][0]
             return function_source(self.c.gen, self.c.gen.twin("F", fname), fname, list(fdef.params), src, src.where,
-                                   CALL_WORK, MAX_CALL_DEPTH, memo)()
+                                   CALL_WORK, MAX_CALL_DEPTH if deep else None, memo)()
         return write
 
     def function_source(self, fname: str) -> Src:

@@ -275,9 +275,13 @@ class ProcWriter:
 
 
 def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], body: Any, at: Any,
-                    work: int, depth: int, memo: int | None) -> Callable[[], Writer]:
+                    work: int, depth: int | None, memo: int | None) -> Callable[[], Writer]:
     """The positional twin of a rules function, remembering results in the game's memo number
-    ``memo`` (None: a function cheaper to run again than to look up is not remembered)."""
+    ``memo`` (None: a function cheaper to run again than to look up is not remembered).
+
+    A function that may run inside itself (functions.recursive) counts how deep calls nest,
+    and fails, located, past ``depth``; any other (``depth`` None) nests no deeper than the
+    chain of distinct functions it calls, so it counts nothing."""
     def write() -> Writer:
         origin, line, col = at
         w = Writer(f"function {fname}", params, origin.locate(line, col))
@@ -286,7 +290,6 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
             w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
             w.line(1, "return ", body, loc=body.loc)
             return w
-        key = gen.const(fname)
         w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
         # one argument is its own key: a 1-tuple would be built and hashed at every call, and
         # two arguments are equal exactly when their 1-tuples are
@@ -306,13 +309,16 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         w.line(1, f"wk = g.work + {work}")
         w.line(1, "g.work = wk")
         w.line(1, "if wk > g.work_budget: _wf(g)")
-        w.line(1, "dp = g.depth")
-        w.line(1, f"if dp >= {depth}: _deep({key}, {depth})")
-        w.line(1, "g.depth = dp + 1")
-        w.line(1, "try:")
-        w.line(2, "value = ", body, loc=body.loc)
-        w.line(1, "finally:")
-        w.line(2, "g.depth -= 1")
+        if depth is None:
+            w.line(1, "value = ", body, loc=body.loc)
+        else:
+            w.line(1, "dp = g.depth")
+            w.line(1, f"if dp >= {depth}: _deep({gen.const(fname)}, {depth})")
+            w.line(1, "g.depth = dp + 1")
+            w.line(1, "try:")
+            w.line(2, "value = ", body, loc=body.loc)
+            w.line(1, "finally:")
+            w.line(2, "g.depth -= 1")
         w.line(1, "if memo is not None:")
         w.line(2, "if memo is _NO_MEMO:")  # the first result it remembers in this game
         w.line(3, f"memo = g.memos[{memo}] = {{}}")

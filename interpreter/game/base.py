@@ -34,7 +34,7 @@ class GameBase:
     - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
     - remembered function results: ``g.memos`` (one dict per remembering function),
       ``g.changed_glob(name)`` (after setting a global),
-      ``g.depth`` (calls of rule functions running inside one another);
+      ``g.depth`` (calls of recursive rule functions running inside one another);
     - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
       ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
       ``g.as_map(v, loc)``, ``g.narrate(text)``,
