@@ -355,10 +355,13 @@ class Ruleset:
     rl_max_actions: int | None = None  # the manifest's 'rl: max_actions' (docs/rl.md), else None
     # The remembered results of functions (Game.memos): how many functions remember, and for
     # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
-    # to forget (memo_always: those forgotten at every change); see dsl/compiler._memo_readers.
+    # to forget (memo_always: those forgotten at every change); see dsl/functions.memo_readers.
+    # A change's readers that are constant (below), if any, are also in memo_pinned: a game
+    # keeps no list of the constant memos it filled (Game.filled), so those are forgotten by number.
     memo_count: int = 0
-    memo_readers: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
-    memo_always: tuple[int, ...] = ()
+    memo_readers: dict[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
+    memo_always: frozenset[int] = frozenset()
+    memo_pinned: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
     # The memos a decision forgets (Game.changed): all but those of functions that read only
     # fields no rule sets (the map, printed values), which hold for the whole game.
     memo_volatile: tuple[int, ...] = ()

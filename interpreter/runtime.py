@@ -88,6 +88,8 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         # A game starts with none (copies are made by the thousand for bots): each slot holds
         # the shared NO_MEMO, never written, until the function remembers a first result.
         self.memos: list[dict[Any, Any]] = [NO_MEMO] * self.rs.memo_count
+        # The volatile slots (rs.memo_volatile) that may hold a dict: forgetting looks at these alone.
+        self.filled: list[int] = []
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then

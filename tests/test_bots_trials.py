@@ -12,7 +12,7 @@ import pytest
 
 from interpreter import Game, load_ruleset
 from interpreter.bots import GreedyBot, _looks_alike, margin
-from interpreter.model import Ruleset
+from interpreter.model import NO_MEMO, Ruleset
 
 
 def _consistent(handed: Game, fresh: Game) -> None:
@@ -20,6 +20,13 @@ def _consistent(handed: Game, fresh: Game) -> None:
     for i, (a, b) in enumerate(zip(handed.memos, fresh.memos, strict=True)):
         for key in a.keys() & b.keys():
             assert a[key] == b[key], (i, key)
+
+
+def _filled_listed(game: Game) -> None:
+    """Every volatile slot holding a dict is in the game's list of filled slots, which forgetting
+    goes through (game/values.py); the list holds no other slot."""
+    volatile = set(game.rs.memo_volatile)
+    assert {i for i in volatile if game.memos[i] is not NO_MEMO} <= set(game.filled) <= volatile
 
 
 def _functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
@@ -76,6 +83,8 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
             if isinstance(outcomes[0], bytes):
                 assert [margin(handed, q) for q in game.players] == [margin(fresh, q) for q in game.players]
                 _consistent(handed, fresh)
+                _filled_listed(handed)
+                _filled_listed(fresh)
                 if handed.changes == 0 and not handed.over:  # judged as the sampled game (bots._judge)
                     assert margin(handed, p) == margin(sampled, p)
                     unchanged += 1
@@ -85,7 +94,9 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
         assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
         if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
             checked += _all_true(sampled, functions)
+        _filled_listed(sampled)
         game.apply(bots[p].choose(game, p), p)
+        _filled_listed(game)
     assert tried > 50 and checked > 500 and unchanged > 5
 
 

@@ -49,7 +49,7 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
                                              CALL_WORK, MAX_CALL_DEPTH if name in deep else None,
-                                             memo=index.get(name)))
+                                             index.get(name), index.get(name) not in rs.memo_constant))
     return set(cheap)
 
 
@@ -157,7 +157,7 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
     moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
     readers[("zones",)] = sorted(moved)
     rs.memo_count = len(index)
-    rs.memo_always = tuple(always)
+    rs.memo_always = frozenset(always)
     # A function that reads only fields no rule sets (nor an entity's zone) gives the same
     # results all game long: a decision does not forget them (Game.changed).
     constant = {name for name, i in index.items()
@@ -165,7 +165,9 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
                        for f in reads.get(name, {("all",)}) if f[0] != "call")}
     rs.memo_constant = tuple(sorted(index[name] for name in constant))
     rs.memo_volatile = tuple(sorted(i for name, i in index.items() if name not in constant))
-    rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
+    rs.memo_readers = {fact: frozenset(ids) | rs.memo_always for fact, ids in readers.items()}
+    rs.memo_pinned = {fact: tuple(sorted(ids & set(rs.memo_constant))) for fact, ids in rs.memo_readers.items()
+                      if ids & set(rs.memo_constant)}
 
 
 # what in a function's source goes through a list or may run long (see Compiler._write_functions)

@@ -223,7 +223,8 @@ class LaterBodies:
             src = self.function_source(fname)
             fdef = self.fpending[fname][0]
             return function_source(self.c.gen, self.c.gen.twin("F", fname), fname, list(fdef.params), src, src.where,
-                                   CALL_WORK, MAX_CALL_DEPTH if deep else None, memo)()
+                                   CALL_WORK, MAX_CALL_DEPTH if deep else None, memo,
+                                   memo not in self.c.rs.memo_constant)()
         return write
 
     def function_source(self, fname: str) -> Src:

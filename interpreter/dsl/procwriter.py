@@ -275,9 +275,11 @@ class ProcWriter:
 
 
 def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], body: Any, at: Any,
-                    work: int, depth: int | None, memo: int | None) -> Callable[[], Writer]:
+                    work: int, depth: int | None, memo: int | None, volatile: bool = True) -> Callable[[], Writer]:
     """The positional twin of a rules function, remembering results in the game's memo number
-    ``memo`` (None: a function cheaper to run again than to look up is not remembered).
+    ``memo`` (None: a function cheaper to run again than to look up is not remembered). A
+    ``volatile`` memo (one a decision forgets) notes its first result in ``g.filled``, the
+    slots the next change must look at (game/values.py).
 
     A function that may run inside itself (functions.recursive) counts how deep calls nest,
     and fails, located, past ``depth``; any other (``depth`` None) nests no deeper than the
@@ -322,6 +324,8 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         w.line(1, "if memo is not None:")
         w.line(2, "if memo is _NO_MEMO:")  # the first result it remembers in this game
         w.line(3, f"memo = g.memos[{memo}] = {{}}")
+        if volatile:
+            w.line(3, f"g.filled.append({memo})")
         w.line(2, "memo[key] = value")
         w.line(1, "return value")
         return w

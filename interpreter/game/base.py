@@ -33,7 +33,7 @@ class GameBase:
       ``g.zones`` (zone key → entity ids), ``g.glob`` (globals), ``g.players`` (seats);
     - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
     - remembered function results: ``g.memos`` (one dict per remembering function),
-      ``g.changed_glob(name)`` (after setting a global),
+      ``g.filled`` (the volatile slots given a dict), ``g.changed_glob(name)`` (after setting a global),
       ``g.depth`` (calls of recursive rule functions running inside one another);
     - values: ``g.label_of(v)``, ``g.sort_key(v)``, ``g.get_attr(obj, name, loc)``,
       ``g.attr_fault(obj, name, loc)``, ``g.index_value(obj, key, loc)``, ``g.as_seq(v)``,
@@ -78,6 +78,10 @@ class GameBase:
     see game/values.py). The generated functions of the rules read and fill it
     (dsl/procwriter.function_source).
     """
+    filled: list[int]
+    """The volatile memo slots (``rs.memo_volatile``) that may hold a dict rather than NO_MEMO,
+    each once: a generated function notes a slot as it puts a first dict in it, and a change
+    looks at these slots alone (game/values.py)."""
     changes: int
     """Changes of the state the rules can read, counted (game/values.py)."""
     ents: dict[str, dict[str, Any]]

@@ -31,6 +31,10 @@ class Values(GameBase):
     # source's dicts, and each game leaves a dict when something its functions read changes
     # in that game. So the games holding one dict agree on all that its function reads, and a
     # result any of them remembers there is true for all of them.
+    #
+    # A change looks only at the volatile slots holding a dict, listed in ``filled`` (a game's
+    # own list: a copy gets a copy), not at every slot that might read what changed: between
+    # two changes the rules fill few slots, and most changes find none.
 
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
@@ -43,12 +47,16 @@ class Values(GameBase):
         """
         self.changes += 1
         memos = self.memos
-        for i in self.rs.memo_volatile:
-            if memos[i] is not NO_MEMO:
+        if self.filled:
+            for i in self.filled:
                 memos[i] = NO_MEMO
+            self.filled = []
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
-        if sum(len(memos[i]) for i in self.rs.memo_constant) > MAX_KEPT_RESULTS:
+        kept = 0
+        for i in self.rs.memo_constant:  # a loop, not sum() over a generator: this runs at every decision
+            kept += len(memos[i])
+        if kept > MAX_KEPT_RESULTS:
             self.forget_all()
 
     def decided(self) -> None:
@@ -71,6 +79,7 @@ class Values(GameBase):
         list that no game owns (game/viewbytes.py)."""
         self.changes += 1
         self.memos = [NO_MEMO] * self.rs.memo_count
+        self.filled = []
         forget_view_parts()
 
     def changed_field(self, name: str) -> None:
@@ -90,10 +99,21 @@ class Values(GameBase):
 
     def _forget(self, fact: tuple[str, ...]) -> None:
         self.changes += 1
-        memos = self.memos
-        for i in self.rs.memo_readers.get(fact, self.rs.memo_always):
-            if memos[i] is not NO_MEMO:  # most are already: a call per entity moved adds up
-                memos[i] = NO_MEMO
+        filled = self.filled
+        if filled:  # most changes find none: a call per entity moved adds up
+            readers = self.rs.memo_readers.get(fact, self.rs.memo_always)
+            memos = self.memos
+            kept = []
+            for i in filled:
+                if i in readers:
+                    memos[i] = NO_MEMO
+                else:
+                    kept.append(i)
+            self.filled = kept
+        pinned = self.rs.memo_pinned
+        if pinned:  # a field a constant function reads was set (by a caller: no rule sets it)
+            for i in pinned.get(fact, ()):
+                self.memos[i] = NO_MEMO
 
     def label_of(self, v: Any) -> str:
         """How a value reads in logs and labels."""
