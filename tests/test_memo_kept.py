@@ -74,3 +74,30 @@ def test_kept_results_are_bounded(tmp_path, monkeypatch, every: int) -> None:
     for _ in range(6):
         game.apply(0, "red")  # changes nothing: only a check that finds too many forgets
     assert game.changes - changes == (3 if every else 0)
+
+
+def test_a_function_joining_zones_is_forgotten_when_a_card_moves(tmp_path) -> None:
+    """'zone + zone' reads the items of zones as a loop over a zone does (it used to be noted as
+    reading nothing, so its function counted as constant and a move left the count remembered)."""
+    rules = """
+functions:
+  held:
+    source: T 1
+    params: {p: player}
+    returns: int
+    expr: count(p.hand + pile)
+procedures:
+  main:
+    source: T 2
+    do: |
+      repeat
+        choose x from [1, 2] by players[0] prompt "held {held(players[0])}"
+        if x == 2 then
+          move first(deck) to players[0].hand
+        end
+      until count(deck) == 0
+"""
+    game = Game.new(load(tmp_path, {"rules.yaml": rules}), 2, 1)
+    assert game.pending["prompt"] == "held 0"
+    game.apply(1, "red")
+    assert game.pending["prompt"] == "held 1"
