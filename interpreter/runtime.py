@@ -200,7 +200,7 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
     # ================================================================ public API
     @property
     def pending(self) -> dict[str, Any] | None:
-        return self.state["pending"]
+        return self._full_state()["pending"]
 
     @property
     def result(self) -> dict[str, Any] | None:

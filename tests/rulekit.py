@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,28 @@ def play_random(rs: Ruleset, players: int, seed: int, limit: int = 4000) -> Game
         p = game.deciders()[0]
         game.apply(bots[p].choose(game, p), p)
     return game
+
+
+def memo_functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
+    """The generated function of each memo slot, and how many arguments it takes."""
+    out = {}
+    for name, fn in list(rs.codegen.env.items()):  # writing a source may add its constants
+        src = rs.codegen.source_of(fn) if re.fullmatch(r"F\d+", name) else None
+        slot = re.search(r"g\.memos\[(\d+)\]", src or "")
+        if src and slot:
+            head = re.match(r"def \w+\(g((?:, \w+)*)\)", src)
+            assert head is not None
+            out[int(slot.group(1))] = (fn, head.group(1).count(","))
+    return out
+
+
+def memos_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
+    """Every result ``game`` remembers is what its function gives on a copy remembering nothing."""
+    checked = 0
+    for i in game.rs.memo_volatile:
+        fn, n = functions[i]
+        for key, value in list(game.memos[i].items()):
+            args = () if n == 0 else (key,) if n == 1 else key
+            assert fn(game.copy(), *args) == value, (i, key)
+            checked += 1
+    return checked

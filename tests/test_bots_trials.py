@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import marshal
-import re
-from typing import Any
 
 import pytest
+from rulekit import memo_functions, memos_true
 
 from interpreter import Game, load_ruleset
 from interpreter.bots import GreedyBot, _looks_alike, margin
-from interpreter.model import NO_MEMO, Ruleset
+from interpreter.model import NO_MEMO
 
 
 def _consistent(handed: Game, fresh: Game) -> None:
@@ -29,38 +28,13 @@ def _filled_listed(game: Game) -> None:
     assert {i for i in volatile if game.memos[i] is not NO_MEMO} <= set(game.filled) <= volatile
 
 
-def _functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
-    """The generated function of each memo slot, and how many arguments it takes."""
-    out = {}
-    for name, fn in list(rs.codegen.env.items()):  # writing a source may add its constants
-        src = rs.codegen.source_of(fn) if re.fullmatch(r"F\d+", name) else None
-        slot = re.search(r"g\.memos\[(\d+)\]", src or "")
-        if src and slot:
-            head = re.match(r"def \w+\(g((?:, \w+)*)\)", src)
-            assert head is not None
-            out[int(slot.group(1))] = (fn, head.group(1).count(","))
-    return out
-
-
-def _all_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
-    """Every result ``game`` remembers is what its function gives on a copy remembering nothing."""
-    checked = 0
-    for i in game.rs.memo_volatile:
-        fn, n = functions[i]
-        for key, value in list(game.memos[i].items()):
-            args = () if n == 0 else (key,) if n == 1 else key
-            assert fn(game.copy(), *args) == value, (i, key)
-            checked += 1
-    return checked
-
-
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis"])
 def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
     rs = load_ruleset(name)
     game = Game.new(rs, 4, 3)
     game.atomic = False
     bots = {p: GreedyBot(3, p) for p in game.players}
-    functions = _functions(rs)
+    functions = memo_functions(rs)
     tried = checked = unchanged = 0
     for step in range(60):
         if game.over:
@@ -89,11 +63,11 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
                     assert margin(handed, p) == margin(sampled, p)
                     unchanged += 1
                 if step % 5 == 0:
-                    checked += _all_true(handed, functions)
+                    checked += memos_true(handed, functions)
                 tried += 1
         assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
         if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
-            checked += _all_true(sampled, functions)
+            checked += memos_true(sampled, functions)
         _filled_listed(sampled)
         game.apply(bots[p].choose(game, p), p)
         _filled_listed(game)

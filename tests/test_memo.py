@@ -1,5 +1,6 @@
-"""Remembered function results: a decision forgets them, except those of functions that read
-only fields no rule sets (a game's constants: a map's connections, printed values)."""
+"""Remembered function results: a change forgets those of the functions that read what changed;
+only those of functions that read fields no rule sets (a game's constants: a map's connections,
+printed values) outlive an edit from outside (see also test_memo_kept.py)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def test_kept_results_are_bounded_over_a_game(tmp_path, monkeypatch):
         "  a_printed_total:\n    source: T 1\n", "  a_printed_total:\n    source: T 1\n    params: {n: int}\n").replace(
         "total {a_printed_total()}", "total {a_printed_total(players[0].score)}")
     monkeypatch.setattr(values, "MAX_KEPT_RESULTS", 2)
+    monkeypatch.setattr(values, "KEEP_CHECK", 1)  # a game nothing outside edits checks now and then
     game = Game.new(load(tmp_path, {"rules.yaml": rules}), 2, 1)
     sizes = []
     while not game.over:

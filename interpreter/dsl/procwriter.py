@@ -344,7 +344,7 @@ def point_source(gen: CodeGen, gname: str, pname: str, params: list[str], base: 
         w = Writer(f"modifier point {pname}", params, origin.locate(line, col))
         args = ", ".join(local(p) for p in params)
         w.line(0, f"def {gname}(g{''.join(', ' + local(p) for p in params)}):")
-        w.line(1, "if g.state['modifiers']:")
+        w.line(1, "if g.raw_state['modifiers']:")
         w.line(2, f"return g.point({gen.const(pname)}, [{args}])")
         w.line(1, "return ", base, loc=base.loc)
         return w

@@ -30,15 +30,26 @@ class Asking(GameBase):
         index needs one label, for the log, not one per choice. Reading ``state`` (as every
         caller outside the running rules does) labels them all first, so what it shows is
         always complete.
+
+        Whoever reads it may edit it, so reading it marks the game *exposed*: from then on
+        every decision forgets remembered function results (Values.decided).
         """
+        self.exposed = True  # whoever holds it may edit it: decisions forget (Values.decided)
         if self._unlabelled is not None:
             self._label_or_fail()
         return self._state
 
     @state.setter
     def state(self, st: dict[str, Any]) -> None:
-        self._state = st
+        self._state = self.raw_state = st
         self._unlabelled = None
+
+    def _full_state(self) -> dict[str, Any]:
+        """The state with every label written, as ``state`` gives it, for the engine's own
+        readers (views, copies, JSON), which edit nothing: the game is not marked exposed."""
+        if self._unlabelled is not None:
+            self._label_or_fail()
+        return self._state
 
     def _label_choices(self) -> None:
         """Write the labels of the pending menu's choices (a rule failing: RuleFault, located)."""

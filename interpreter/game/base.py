@@ -29,7 +29,8 @@ class GameBase:
     **The interface compiled rules call.** The generated Python of ``dsl/`` gets the game
     as ``g`` and uses only these (no private attribute):
 
-    - state: ``g.state`` (read: ``g.state['modifiers']``), ``g.ents`` (entities by id),
+    - state: ``g.raw_state`` (read: ``g.raw_state['modifiers']``; the state as the running
+      rules see it, without what reading ``state`` does), ``g.ents`` (entities by id),
       ``g.zones`` (zone key → entity ids), ``g.glob`` (globals), ``g.players`` (seats);
     - budgets: ``g.spend(n)``, ``g.work``, ``g.work_budget``, ``g.steps`` (loop passes);
     - remembered function results: ``g.memos`` (one dict per remembering function),
@@ -58,6 +59,8 @@ class GameBase:
     # set by Game.__init__ and Game._bind (see there)
     rs: Ruleset
     _state: dict[str, Any]  # read through ``state`` (Asking), which labels the pending menu first
+    raw_state: dict[str, Any]  # the same dict, read by compiled rules (see above)
+    exposed: bool
     # the pending decision's choices while some are not yet labelled, and how one is labelled
     _unlabelled: tuple[list[dict[str, Any]], Callable[[dict[str, Any]], str]] | None
     log: list[dict[str, Any]]
@@ -123,6 +126,7 @@ class GameBase:
         def action_options(self, player: str, group: str) -> list[dict[str, Any]]: ...
         def _label_of_choice(self, option: dict[str, Any]) -> str: ...
         def _label_or_fail(self) -> None: ...
+        def _full_state(self) -> dict[str, Any]: ...
         def _check_player(self, player: Any, loc: Loc | None) -> str: ...
         # views
         def _shared(self, read_pending: bool = False) -> dict[str, Any]: ...

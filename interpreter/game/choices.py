@@ -111,7 +111,7 @@ class Choices(GameBase):
         forced die the rolled die cannot show, a limit reached...), :class:`LudusError` with
         the rule's place; either way the state is as before.
         """
-        self.decided()  # the state may have been edited from outside since the last call
+        self.decided()  # forgets if the state may have been edited from outside since the last call
         st = self._state
         p = st["pending"]
         if st["result"] is not None:

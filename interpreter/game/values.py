@@ -14,6 +14,10 @@ from ..model import MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
 from .base import GameBase
 from .viewbytes import forget_view_parts
 
+# Every this many decisions that keep remembered results, their number is checked against
+# MAX_KEPT_RESULTS: a sum over every memo, too dear to do at each one.
+KEEP_CHECK = 32
+
 
 class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
@@ -25,6 +29,10 @@ class Values(GameBase):
     #: forgets (changed, _forget, forget_all), and a bot's trial that made none is judged as
     #: the game it copies (bots._judge).
     changes: int = 0
+    #: Code outside the rules has read ``state`` and may have edited it (see decided).
+    exposed: bool = False
+    #: Decisions that kept the remembered results (see decided).
+    kept_decisions: int = 0
 
     # Forgetting replaces a memo slot by the shared empty NO_MEMO and never empties the dict
     # in place: a copy made with its source's memos (Views.copy(memos=True)) shares the
@@ -39,8 +47,9 @@ class Values(GameBase):
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
 
-        A change of modifiers and every decision (the state may have been edited from outside)
-        call it; other changes forget less (below). The results of functions that read only
+        A change of modifiers and a decision in a game whose state was read from outside
+        (``exposed``: it may have been edited; see decided) call it; other changes forget less
+        (below). The results of functions that read only
         fields no rule sets (a map's connections, printed values) are kept: those fields are
         the game's constants, and a caller who edits one between decisions calls
         :meth:`forget_all`.
@@ -60,14 +69,23 @@ class Values(GameBase):
             self.forget_all()
 
     def decided(self) -> None:
-        """At a decision (``apply``): the state may have been edited from outside since the last
-        one, so forget what :meth:`changed` forgets — unless this game is a copy made with its
-        source's memos (``copy(memos=True)``) and not yet played: nothing outside the rules has
-        had it, and the rules forget precisely what they change (a bot's trials, bots.py)."""
+        """At a decision (``apply``): forget what :meth:`changed` forgets if the state may have
+        been edited from outside since the last one — that is, if code outside the rules has
+        read ``state`` (``exposed``) and this game is not a copy made with its source's memos
+        (``copy(memos=True)``) and not yet played.
+
+        A game only the rules have changed (one played by ``simulate``, ``bench`` or a bot's
+        trials, which read it through ``choices``, ``view`` and ``apply``) keeps its results:
+        the rules forget precisely what they change (Board, Modifiers, and the compiled rules'
+        ``changed_glob``), as a bot's trials already rely on (bots.py)."""
         if self.memos_handed:
             self.memos_handed = False
-        else:
+        elif self.exposed:
             self.changed()
+        else:
+            self.kept_decisions += 1
+            if self.kept_decisions % KEEP_CHECK == 0 and sum(map(len, self.memos)) > MAX_KEPT_RESULTS:
+                self.forget_all()  # kept results are bounded, checked now and then (see changed)
 
     def forget_all(self) -> None:
         """Forget every remembered function result: entities were made or destroyed (so

@@ -56,9 +56,9 @@ class Layout:
     def __init__(self, game: Views, player: str | None, zone_parts: list[bytes], ent_parts: list[bytes],
                  hidden: set[str], hidden_zones: set[str]) -> None:
         self.player = player
-        self.state, self.changes = game.state, game.changes  # of what state (see Views.copy)
-        self.zone_keys = list(game.state["zones"])
-        self.ent_keys = list(game.state["entities"])
+        self.state, self.changes = game._full_state(), game.changes  # of what state (see Views.copy)
+        self.zone_keys = list(game._full_state()["zones"])
+        self.ent_keys = list(game._full_state()["entities"])
         self.zone_parts, self.ent_parts = zone_parts, ent_parts
         self.hidden, self.hidden_zones = hidden, hidden_zones
         self._zone_at: dict[str, int] | None = None
@@ -79,7 +79,7 @@ class Layout:
 
 def view_bytes(game: Views, player: str | None) -> bytes:
     """``marshal.dumps(game.view(player, copy=False), 0)`` for a game without fog of war."""
-    st = game.state
+    st = game._full_state()
     dumps = marshal.dumps
     if len(_PARTS) > _MAX_PARTS:
         forget_view_parts()
@@ -98,7 +98,7 @@ def view_bytes(game: Views, player: str | None) -> bytes:
 def _written(game: Views, player: str | None) -> tuple[list[bytes], list[bytes]]:
     """The parts of the zones and of the entities of the view, each written or kept; the game
     keeps them as its layout, for its copies."""
-    st = game.state
+    st = game._full_state()
     dumps = marshal.dumps
     parts = _PARTS
     zone_parts: list[bytes] = []
@@ -145,7 +145,7 @@ def _written(game: Views, player: str | None) -> tuple[list[bytes], list[bytes]]
 def _patched(game: Views, player: str | None, layout: Layout) -> tuple[list[bytes], list[bytes]] | None:
     """The parts of the view of a copy, from the layout of the game it copies: those of what
     the copy owns written again (None when the layout does not fit, see above)."""
-    st = game.state
+    st = game._full_state()
     own_zones, own_ents = game._own_zones, game._own_ents
     if (layout.player != player or own_zones is None or own_ents is None or not own_zones.isdisjoint(layout.hidden_zones)
             or list(st["zones"]) != layout.zone_keys or list(st["entities"]) != layout.ent_keys):

@@ -84,7 +84,7 @@ class Views(GameBase):
         """
         self._own_ents, self._own_zones = set(), set()
         try:
-            return copy_state(self.state, shared=True, read_pending=read_pending)
+            return copy_state(self._full_state(), shared=True, read_pending=read_pending)
         except (RecursionError, MemoryError):
             raise self._too_deep("copy") from None
 
@@ -142,13 +142,13 @@ class Views(GameBase):
         if p is None:
             return None
         if player == UMPIRE and self.rs.umpire:
-            return self.state["pending"]  # the umpire's view: the whole decision, secret answers too
+            return self._full_state()["pending"]  # the umpire's view: the whole decision, secret answers too
         if p["type"] == "secret":
             return {"type": "secret", "waiting_for": self.deciders(),
                     "players": {q: v for q, v in p["players"].items() if q == player},
                     "answers": {q: v for q, v in p["answers"].items() if q == player}}
         if p["player"] == player:
-            return self.state["pending"]
+            return self._full_state()["pending"]
         return {"type": p["type"], "player": p["player"], "prompt": p.get("prompt")}
 
     def view_bytes(self, player: str | None) -> bytes:
@@ -279,7 +279,7 @@ class Views(GameBase):
     def to_json(self) -> str:
         """The state as JSON text (save); a value nested too deeply for JSON is a located error."""
         try:
-            return json.dumps(self.state, ensure_ascii=False, separators=(",", ":"))
+            return json.dumps(self._full_state(), ensure_ascii=False, separators=(",", ":"))
         except (RecursionError, MemoryError):
             raise self._too_deep("save") from None
 
