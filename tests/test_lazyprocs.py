@@ -67,14 +67,12 @@ def test_a_site_is_there_before_its_procedure_runs(cache: Path) -> None:
 
 
 def test_facts_read_only_their_own_form() -> None:
-    good = Facts(["main"], [], ["s"], ["f"], {"main": [(1, 0, 2, 3)]}, {"g": (True, 1, 1, [["field", "f"]], False)})
+    good = Facts(["main"], [], ["s"], ["f"], {"main": [(1, 0, 2, 3)]}, {"g": (True, 1, 1, [["field", "f"]])})
     assert Facts.read(good.plain()) == good
     bad = [None, [], {"procs": []}, {**good.plain(), "extra": 1}, {**good.plain(), "procs": [1]},
            {**good.plain(), "points": {"main": [[1, 2, 3]]}}, {**good.plain(), "points": {"main": [[1, 2, 3, "4"]]}},
            {**good.plain(), "points": []}, {**good.plain(), "signals": "s"},
-           {**good.plain(), "functions": {"g": [1, 1, 1, [], False]}},
-           {**good.plain(), "functions": {"g": [True, 1, 1, [[1]], False]}},
-           {**good.plain(), "functions": {"g": [True, 1, 1, []]}}, {**good.plain(), "functions": {"g": [True, 1, 1, [], 0]}},
+           {**good.plain(), "functions": {"g": [1, 1, 1, []]}}, {**good.plain(), "functions": {"g": [True, 1, 1, [[1]]]}},
            {**good.plain(), "functions": {"g": [True, 1, 1]}}, {k: v for k, v in good.plain().items() if k != "functions"}]
     for value in bad:
         with pytest.raises(ValueError):

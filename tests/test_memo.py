@@ -4,10 +4,10 @@ printed values) outlive an edit from outside (see also test_memo_kept.py)."""
 
 from __future__ import annotations
 
-from rulekit import load, program
+from rulekit import load
 
 from interpreter import Game
-from interpreter.model import CALL_WORK, NO_MEMO
+from interpreter.model import NO_MEMO
 
 RULES = """
 functions:
@@ -81,30 +81,3 @@ def test_kept_results_are_bounded_over_a_game(tmp_path, monkeypatch):
         game.apply(0, "red")
         sizes.append(len(game.memos[0]))
     assert max(sizes) <= 3 and len(sizes) == 6  # one more result each decision, then started again
-
-
-def test_a_pass_over_the_zone_of_an_argument_is_not_remembered_but_counts_work(tmp_path):
-    # a scan (dsl/functions.scan_facts): one pass over the zone of an entity it is given
-    extra = """
-    functions:
-      high_in_hand:
-        source: T 3
-        params: {p: player}
-        returns: int
-        expr: count([c for c in p.hand where c.value > 1])
-      high_in_deck:
-        source: T 3
-        returns: int
-        expr: count([c for c in deck where c.value > 1])
-    """
-    game = program(tmp_path, """
-        let me = first(players)
-        let a = [high_in_hand(me), high_in_deck()]
-        move three to me.hand
-        set out = a + [high_in_hand(me), high_in_deck()]
-    """, extra=extra)
-    assert game.glob["out"] == [0, 2, 1, 1]
-    assert game.rs.memo_count == 1  # only the pass over a zone of the whole game is remembered
-    cg = game.rs.codegen
-    scan = cg.source_of(cg.env[cg.twins[("F", "high_in_hand")]])
-    assert "g.memos" not in scan and f"g.work + {CALL_WORK}" in scan

@@ -293,7 +293,7 @@ class Compiler:
         if self.later is not None:
             self.later.finish()
             return
-        cheap, scans = write_functions(self.gen, self.rs, self.functions, self.reads)
+        cheap = write_functions(self.gen, self.rs, self.functions, self.reads)
         facts = {name: (not pauses_itself(stmts), callees(stmts)) for name, (_p, stmts, _w) in self.bodies.items()}
         direct: set[str] = set()
         grew = True
@@ -317,7 +317,7 @@ class Compiler:
                 proc.run = self.gen.lazy(pw.name, _writer(pw))
                 proc.points = {n: where for n, where in pw.points.items()}
         self.facts = facts_of(self, direct, {n: p.points for n, (p, _s, _w) in self.bodies.items() if n not in direct},
-                              cheap, scans)
+                              cheap)
 
     def _frame_of_direct(self, proc: Procedure, gname: str, what: str) -> Callable[[Any, dict], None]:
         """The frame function of a direct procedure: run it, return its value."""

@@ -4,10 +4,8 @@ remembered results each change of the state makes stale.
 A *cheap* function (it goes through no list, calls only cheap functions, is not recursive,
 and its body with theirs is small: at most CHEAP_STEPS reads and calls) does a bounded amount
 of work, less than looking its result up: it is not remembered and its calls count no work.
-A *scan* (one pass over the zone of an entity it is given, otherwise cheap: scan_facts) is
-not remembered either, but its calls count work. Every other function remembers its results
-in its own memo, forgotten only when something it reads changes (see Expressions.read and
-Game.changed_field).
+Every other function remembers its results in its own memo, forgotten only when something it
+reads changes (see Expressions.read and Game.changed_field).
 
 Only a function that may run inside itself (``recursive``: on a cycle of calls, or calling
 what cannot be told, such as a modifier point) counts how deep calls nest, to fail, located,
@@ -26,18 +24,15 @@ from .source import CodeGen, Src
 
 
 def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[FunctionDef, Src]],
-                    reads: dict[str, set[tuple[str, ...]]]) -> tuple[set[str], set[str]]:
-    """The positional twins of the rules functions; gives the cheap ones and the scans.
+                    reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
+    """The positional twins of the rules functions; gives the cheap ones.
 
     A *cheap* function — it goes through no list, calls only cheap functions, is not
     recursive and is small — does a bounded amount of work, less than looking its result up:
-    it is not remembered and its calls count no work. A *scan* (see ``scan_facts``) is not
-    remembered either, but its calls count work as a remembered function's that is not found.
-    Every other function remembers its results.
+    it is not remembered and its calls count no work. Every other function remembers its results.
     """
     twin = {name: gen.twin("F", name) for name in functions}
-    twins = {v: k for k, v in twin.items()}
-    facts = {name: cost_facts(src, twins) for name, (_f, src) in functions.items()}
+    facts = {name: cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
     cheap: dict[str, int] = {}  # cheap function -> the reads and calls of a call of it, callees' included
     grew = True
     while grew:  # least fixed point: a function on a cycle of calls is never cheap
@@ -48,21 +43,14 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
                 if total <= CHEAP_STEPS:
                     cheap[name] = total
                     grew = True
-    scans = set()
-    for name, (fdef, src) in functions.items():
-        if name not in cheap:
-            bounded, called, steps = scan_facts(src, list(fdef.params), twins)
-            if bounded and called <= cheap.keys() and steps + sum(cheap[c] for c in called) <= CHEAP_STEPS:
-                scans.add(name)
-    index = memo_index(functions, set(cheap) | scans)
+    index = memo_index(functions, set(cheap))
     memo_readers(rs, reads, index)
     deep = recursive(functions, reads)
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
-                                             0 if name in cheap else CALL_WORK,
-                                             MAX_CALL_DEPTH if name in deep else None,
+                                             CALL_WORK, MAX_CALL_DEPTH if name in deep else None,
                                              index.get(name), index.get(name) not in rs.memo_constant))
-    return set(cheap), scans
+    return set(cheap)
 
 
 def recursive(names: Iterable[str], reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
@@ -194,19 +182,18 @@ _COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_
 CHEAP_STEPS = 24
 
 
-def cost_facts(src: Src, twins: dict[str, str], through: Src | None = None) -> tuple[bool, set[str], int]:
+def cost_facts(src: Src, twins: dict[str, str]) -> tuple[bool, set[str], int]:
     """Whether an expression surely does a bounded amount of work, the functions it calls,
-    and how many reads and calls it makes (at most); ``through``: a query of it whose one
-    pass over its list does not count as unbounded (see scan_facts)."""
+    and how many reads and calls it makes (at most)."""
     bounded, called, steps = True, set[str](), 0
     stack = [src]
     while stack:
         s = stack.pop()
-        if s.binds is not None and s is not through:
+        if s.binds is not None:
             bounded = False
         for piece in s.pieces:
             if piece.__class__ is str:
-                if bounded and s is not through and (any(c in piece for c in _COSTLY) or "Q" in piece):
+                if bounded and (any(c in piece for c in _COSTLY) or "Q" in piece):
                     bounded = False
                 steps += piece.count("[") + piece.count("(")
                 if "F" in piece:
@@ -216,37 +203,3 @@ def cost_facts(src: Src, twins: dict[str, str], through: Src | None = None) -> t
 
 
 _TWIN_CALL = re.compile(r"\b(F\d+)\(")
-
-
-def scan_facts(src: Src, params: list[str], twins: dict[str, str]) -> tuple[bool, set[str], int]:
-    """``cost_facts`` of a function's body that goes through one list only, the zone of one of
-    its parameters (``[c for c in p.hand where ...]``), its pass over that zone counted as
-    bounded; (False, ...) for any other body.
-
-    Such a function that is otherwise cheap (calls only cheap functions, makes few reads and
-    calls for each item) is a *scan*: it is not remembered. The zone of one entity (a hand, an
-    army's units, what stands in a region) holds a few items, and a function given that entity
-    is mostly asked once about it between two changes of the state (once per seat or per
-    region while choices are listed, and a decision forgets everything): looking its result up
-    and storing it costs more than the pass it would save (docs/architecture.md, "Listing legal
-    actions"). Its calls count the items gone through and a call's work (model.CALL_WORK), as
-    the remembered function counted at each call it did not find.
-    """
-    queries = []
-    stack = [src]
-    while stack:
-        s = stack.pop()
-        if s.binds is not None:
-            queries.append(s)
-        stack.extend(s.parts)
-    if len(queries) != 1 or not queries[0].parts:
-        return False, set(), 0
-    q = queries[0]
-    zone = q.parts[0]  # a query's list, as Expressions.seq writes a zone: g.zones[KEY]
-    key = zone.parts[0] if zone.pieces == ("g.zones[", 0, "]") else None
-    # the key of the zone of an entity, as Expressions.x_Attr writes it: ('NAME@' + ENTITY)
-    if key is None or len(key.pieces) != 3 or key.pieces[1:] != (0, ")") or not str(key.pieces[0]).startswith("(") \
-            or not str(key.pieces[0]).endswith(" + ") or key.parts[0].name not in params \
-            or not any(" in _w(g, " in str(p) for p in q.pieces):
-        return False, set(), 0
-    return cost_facts(src, twins, through=q)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Procedure, RuleFault
 from .astmemo import AstMemo, memoized
-from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers, recursive, scan_facts
+from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers, recursive
 from .parser import parse_block, parse_expr
 from .procwriter import ProcWriter, callees, function_source, pauses_itself
 from .source import Src
@@ -54,8 +54,8 @@ class Facts:
     written: list[str]  # every field some body sets
     # each procedure that may pause -> its resume points: (point, text of the body, line, col)
     points: dict[str, list[tuple[int, int, int, int]]]
-    # each rules function, in order -> (cheap, line and column of its body, what it reads, scan)
-    functions: dict[str, tuple[bool, int, int, list[list[str]], bool]]
+    # each rules function, in order -> (cheap, line and column of its body, what it reads)
+    functions: dict[str, tuple[bool, int, int, list[list[str]]]]
 
     def plain(self) -> dict[str, Any]:
         return {"procs": self.procs, "direct": self.direct, "signals": self.signals, "written": self.written,
@@ -78,20 +78,18 @@ class Facts:
             raise ValueError("facts")
         functions = value["functions"]
         if functions.__class__ is not dict or not all(
-                f.__class__ is list and len(f) == 5 and f[0].__class__ is bool and f[1].__class__ is int
+                f.__class__ is list and len(f) == 4 and f[0].__class__ is bool and f[1].__class__ is int
                 and f[2].__class__ is int and f[3].__class__ is list
                 and all(r.__class__ is list and all(x.__class__ is str for x in r) for r in f[3])
-                and f[4].__class__ is bool
                 for f in functions.values()):
             raise ValueError("facts")
         procs, direct, signals, written = lists
         return cls(procs, direct, signals, written,
                    {name: [(p[0], p[1], p[2], p[3]) for p in pts] for name, pts in points.items()},
-                   {name: (f[0], f[1], f[2], f[3], f[4]) for name, f in functions.items()})
+                   {name: (f[0], f[1], f[2], f[3]) for name, f in functions.items()})
 
 
-def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], cheap: set[str],
-             scans: set[str]) -> Facts | None:
+def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], cheap: set[str]) -> Facts | None:
     """The facts of a cold load's compiler, once every body is checked (None: not expressible)."""
     plain: dict[str, list[tuple[int, int, int, int]]] = {}
     for name, pts in points.items():
@@ -108,7 +106,7 @@ def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], c
         reads = c.reads.get(name)
         if src.where is None or reads is None:
             return None
-        functions[name] = (name in cheap, src.where[1], src.where[2], sorted(list(r) for r in reads), name in scans)
+        functions[name] = (name in cheap, src.where[1], src.where[2], sorted(list(r) for r in reads))
     return Facts(list(c.bodies), sorted(direct), sorted(c.signals), sorted(c.rs.fields_written), plain, functions)
 
 
@@ -187,7 +185,7 @@ class LaterBodies:
 
     def defer_function(self, fdef: FunctionDef, text: str, origin: Any) -> None:
         """A rules function: its engine function now, its body checked when its twin is written."""
-        _cheap, line, col, _reads, _scan = self.facts.functions[fdef.name]
+        _cheap, line, col, _reads = self.facts.functions[fdef.name]
         origin = joined_origin(origin, str(text))
         self.fpending[fdef.name] = (fdef, text, origin)
         self.c.function_root(fdef, (origin, line, col))
@@ -201,13 +199,12 @@ class LaterBodies:
         if list(self.fpending) != list(facts.functions) or c.functions:
             raise ValueError("the cached facts are not those of these functions")
         cheap = {name for name, f in facts.functions.items() if f[0]}
-        index = memo_index(self.fpending, cheap | {name for name, f in facts.functions.items() if f[4]})
+        index = memo_index(self.fpending, cheap)
         reads = {name: {tuple(r) for r in f[3]} for name, f in facts.functions.items()}
         memo_readers(rs, reads, index)
         deep = recursive(self.fpending, reads)  # from the reads, which each body checked must match
         for fname in self.fpending:
-            work = 0 if fname in cheap else CALL_WORK
-            c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname), fname in deep, work))
+            c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname), fname in deep))
         direct = set(facts.direct)
         self.names = {n: c.gen.name("P") for n in sorted(direct)}
         for pname, (proc, parts, _scope, what) in self.pending.items():
@@ -221,12 +218,12 @@ class LaterBodies:
                 origins = [origin for _text, origin in parts]
                 proc.points = {n: (origins[part], line, col) for n, part, line, col in facts.points.get(pname, [])}
 
-    def _write_function(self, fname: str, memo: int | None, deep: bool, work: int) -> Callable[[], Any]:
+    def _write_function(self, fname: str, memo: int | None, deep: bool) -> Callable[[], Any]:
         def write() -> Any:
             src = self.function_source(fname)
             fdef = self.fpending[fname][0]
             return function_source(self.c.gen, self.c.gen.twin("F", fname), fname, list(fdef.params), src, src.where,
-                                   work, MAX_CALL_DEPTH if deep else None, memo,
+                                   CALL_WORK, MAX_CALL_DEPTH if deep else None, memo,
                                    memo not in self.c.rs.memo_constant)()
         return write
 
@@ -248,15 +245,14 @@ class LaterBodies:
                 reads = c.x.reads
             finally:
                 c.x.reads = None
-            cheap, line, col, facts_reads, scan = self.facts.functions[fname]
+            cheap, line, col, facts_reads = self.facts.functions[fname]
             twins = {twin: name for (kind, name), twin in c.gen.twins.items() if kind == "F"}
             if checked is None or len(c.diags) != before or checked.where is None \
                     or checked.where[1:] != (line, col) or reads != {tuple(r) for r in facts_reads}:
                 raise self._differs(f"function {fname}", before)
-            bounded, called, steps = (scan_facts(checked, list(fdef.params), twins) if scan
-                                      else cost_facts(checked, twins))
-            if (cheap or scan) and not (bounded and steps <= CHEAP_STEPS
-                                        and called <= {n for n, f in self.facts.functions.items() if f[0]}):
+            bounded, called, steps = cost_facts(checked, twins)
+            if cheap and not (bounded and steps <= CHEAP_STEPS
+                              and called <= {n for n, f in self.facts.functions.items() if f[0]}):
                 raise self._differs(f"function {fname}", before)
             self.sources[fname] = checked
             return checked

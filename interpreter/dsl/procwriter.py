@@ -279,8 +279,7 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
     """The positional twin of a rules function, remembering results in the game's memo number
     ``memo`` (None: a function cheaper to run again than to look up is not remembered). A
     ``volatile`` memo (one a decision forgets) notes its first result in ``g.filled``, the
-    slots the next change must look at (game/values.py). Each call not answered from a memo
-    counts ``work`` (0: a cheap function's calls count none).
+    slots the next change must look at (game/values.py).
 
     A function that may run inside itself (functions.recursive) counts how deep calls nest,
     and fails, located, past ``depth``; any other (``depth`` None) nests no deeper than the
@@ -289,12 +288,8 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         origin, line, col = at
         w = Writer(f"function {fname}", params, origin.locate(line, col))
         args = ", ".join(local(p) for p in params)
-        if memo is None:  # it calls only cheap functions, so it cannot run inside itself
+        if memo is None:
             w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
-            if work:
-                w.line(1, f"wk = g.work + {work}")
-                w.line(1, "g.work = wk")
-                w.line(1, "if wk > g.work_budget: _wf(g)")
             w.line(1, "return ", body, loc=body.loc)
             return w
         w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
