@@ -205,7 +205,12 @@ def note_locals(code: Any) -> None:
 def _save(fr: dict, values: dict[str, Any]) -> dict[str, Any]:
     """Write a pausing procedure's locals (``v_x``, and ``w_x1`` for a loop's place) to its frame."""
     names = SAVED_NAMES
-    saved = {names[k]: v for k, v in values.items() if k in names}
+    # a plain loop, not a dict comprehension: this runs at every pause, and a comprehension
+    # is a function call of its own (Python 3.11)
+    saved = {}
+    for k, v in values.items():
+        if k in names:
+            saved[names[k]] = v
     fr["locals"] = saved
     return saved
 
