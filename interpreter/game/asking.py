@@ -152,13 +152,19 @@ class Asking(GameBase):
         out: list[dict[str, Any]] = []
         rs = self.rs
         try:
-            for aid in rs.groups[group]:
-                lister = rs.actions[aid].enum
-                assert lister is not None  # every action of a ruleset loaded without errors has one
+            listers = rs.group_listers.get(group)
+            if listers is None:
+                listers = rs.group_listers[group] = tuple(self._lister(aid) for aid in rs.groups[group])
+            for lister in listers:
                 lister(self, player, out)
         except _FAILURES as exc:
             raise fault_of(exc, self) from None
         return out
+
+    def _lister(self, aid: str) -> Callable[[Any, str, list], None]:
+        lister = self.rs.actions[aid].enum
+        assert lister is not None  # every action of a ruleset loaded without errors has one
+        return lister
 
     def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
                    L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,
