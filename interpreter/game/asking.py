@@ -13,7 +13,7 @@ from typing import Any
 from ..diagnostics import Loc
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import fault_of
-from ..model import UMPIRE, RuleFault, copy_plain
+from ..model import _ATOMS, UMPIRE, RuleFault, copy_plain
 from .base import GameBase
 
 _copy = copy_plain
@@ -115,7 +115,8 @@ class Asking(GameBase):
         if not options:
             raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
                             loc, "guard the choice with a condition, or offer a 'none' option")
-        listed = [{"label": None, "value": _copy(v)} for v in options]
+        # a text or number (the commonest options) is its own copy: no call for it
+        listed = [{"label": None, "value": v if v.__class__ in _ATOMS else _copy(v)} for v in options]
         self._state["pending"] = {"type": "choice", "player": player,
                                   "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
                                   "var": var, "options": listed}
