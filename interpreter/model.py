@@ -376,6 +376,12 @@ class Ruleset:
     # The procedures a frame may run, by name (actions as 'action:ID'), read by every game
     # and built once: a bot makes thousands of copies a second (see Game.__init__).
     frame_procs: dict[str, Procedure] | None = None
+    # The listers of each action group's actions, in the group's order (see Game._listed):
+    # built once, at the group's first menu, as a menu is listed at every other decision.
+    group_listers: dict[str, tuple[Callable[[Any, str, list], None], ...]] = field(default_factory=dict)
+    # The entities' records a new game starts with, made at the first game: a bench or a
+    # balance run starts thousands (see runtime._start).
+    start: Any = None
 
     def seat_names(self, players: int) -> list[str]:
         """The seats of a game with this many players, in turn order."""

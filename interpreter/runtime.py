@@ -27,7 +27,7 @@ from .game.machine import Machine
 from .game.modifiers import Modifiers
 from .game.values import Values
 from .game.views import Views, copy_state
-from .model import MAX_SIDES, NO_MEMO, PLAYER_KIND, Procedure, Ruleset, copy_plain
+from .model import _ATOMS, MAX_SIDES, NO_MEMO, PLAYER_KIND, Procedure, Ruleset, copy_plain
 
 __all__ = ["MAX_DEPTH", "STATE_FORMAT", "Choice", "Game", "IllegalChoice", "copy_state", "rng"]
 
@@ -174,19 +174,14 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
 
     def _populate(self) -> None:
         rs = self.rs
-        player_kind = rs.kinds.get(PLAYER_KIND)
+        start = rs.start
+        if start is None:
+            start = rs.start = _start(rs)
+        player, statics = start
         for p in self.players:
-            rec: dict[str, Any] = {"kind": PLAYER_KIND, "zone": None}
-            if player_kind:
-                for f in player_kind.fields.values():
-                    rec[f.name] = _initial(f)
-            self.ents[p] = rec
-        for eid, spec in rs.entities.items():
-            kind = rs.kinds[spec["kind"]]
-            rec = {"kind": kind.name, "zone": None}
-            for f in kind.fields.values():
-                rec[f.name] = _copy(spec[f.name]) if f.name in spec else _initial(f)
-            self.ents[eid] = rec
+            self.ents[p] = _fresh(player)
+        for eid, start_rec in statics:
+            self.ents[eid] = _fresh(start_rec)
         for zname, z in rs.zones.items():
             if z.per is None:
                 self.zones[zname] = []
@@ -209,3 +204,38 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
     @property
     def over(self) -> bool:
         return self._state["result"] is not None
+
+
+# The records a game starts with, made once per ruleset (Ruleset.start): each record with
+# the keys of its values that are not atoms (copied for every game; atoms are shared).
+_Start = tuple[dict[str, Any], tuple[str, ...]]
+
+
+def _record(rec: dict[str, Any]) -> _Start:
+    return rec, tuple(k for k, v in rec.items() if v.__class__ not in _ATOMS)
+
+
+def _fresh(start: _Start) -> dict[str, Any]:
+    """A game's own copy of a starting record (no list or map shared with another game)."""
+    template, mutable = start
+    rec = template.copy()
+    for k in mutable:
+        rec[k] = _copy(template[k])
+    return rec
+
+
+def _start(rs: Ruleset) -> tuple[_Start, tuple[tuple[str, _Start], ...]]:
+    """The records every new game of ``rs`` starts with: a player's, and each static entity's."""
+    player_kind = rs.kinds.get(PLAYER_KIND)
+    player: dict[str, Any] = {"kind": PLAYER_KIND, "zone": None}
+    if player_kind:
+        for f in player_kind.fields.values():
+            player[f.name] = _initial(f)
+    statics = []
+    for eid, spec in rs.entities.items():
+        kind = rs.kinds[spec["kind"]]
+        rec = {"kind": kind.name, "zone": None}
+        for f in kind.fields.values():
+            rec[f.name] = _copy(spec[f.name]) if f.name in spec else _initial(f)
+        statics.append((eid, _record(rec)))
+    return _record(player), tuple(statics)

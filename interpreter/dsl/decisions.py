@@ -13,7 +13,7 @@ from ..model import PLAYER_KIND, Ruleset
 from . import ast as A
 from . import types as T
 from .expressions import Abort, Expressions, Scope
-from .source import Src
+from .source import SAVE, Src
 from .stmt import Line, Stmt
 from .types import Type
 
@@ -65,7 +65,7 @@ class Decisions:
         label = self._root(s.label, inner)
         scope[s.var] = el
         self.step += 1
-        line = ("g.ask(", by, ", ", options, f", {s.var!r}, _save(fr, locals()), ",
+        line = ("g.ask(", by, ", ", options, f", {s.var!r}, {SAVE}, ",
                 *((prompt,) if prompt is not None else ("None",)), f", {label}, None, {s.secret!r})")
         return Stmt("ask", self.where(s.pos), [line], binds=[s.var])
 
@@ -78,7 +78,7 @@ class Decisions:
         if s.bind:
             scope[s.bind] = T.ANY
         self.step += 1
-        return Stmt("ask", self.where(s.pos), [("_save(fr, locals())",),
+        return Stmt("ask", self.where(s.pos), [(SAVE,),
                                                 ("g.ask_action(", by, f", {self.x.gen.const(s.group)}, {s.bind!r}, None",
                                                  *((", ", prompt) if prompt is not None else ()), ")")],
                     binds=[s.bind] if s.bind else [])
@@ -99,7 +99,7 @@ class Decisions:
         scope[s.var] = T.map_of(el)
         self.step += 1
         return Stmt("ask", self.where(s.pos), [("g.ask_secret(list(", players, f"), {s.pvar!r}, {options_root}, "
-                                                f"{s.var!r}, _save(fr, locals()), {prompt}, {label}, None)")],
+                                                f"{s.var!r}, {SAVE}, {prompt}, {label}, None)")],
                     binds=[s.var])
 
     def s_CallProc(self, s: A.CallProc, scope: Scope) -> Stmt:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .source import CodeGen, Writer, local
+from .source import SAVE, SAVED_TABLE, CodeGen, Writer, local
 from .statements import Stmt
 
 
@@ -178,7 +178,7 @@ class ProcWriter:
                 w.line(depth, "return ", *value, loc=loc)
         elif kind == "ask":
             for line in s.lines:
-                w.line(depth, *line, loc=loc)
+                w.line(depth, *(self.saving(part) for part in line), loc=loc)
             self._pause(s, depth)
         elif kind == "end":
             for line in s.lines:
@@ -186,6 +186,13 @@ class ProcWriter:
             w.line(depth, "return", loc=loc)
         else:  # pragma: no cover - every kind is written above
             raise AssertionError(kind)
+
+    def saving(self, part: Any) -> Any:
+        """A part of a line, its saving of the locals (``SAVE``, as statements write it) given
+        this procedure's table of locals (a global set when it is compiled: CodeGen.jit)."""
+        if isinstance(part, str) and SAVE in part:
+            return part.replace(SAVE, f"_save(fr, locals(), {SAVED_TABLE}{self.name})")
+        return part
 
     def _pause(self, s: Stmt, depth: int) -> None:
         self.w.line(depth, f"fr['pc'] = {s.point}", loc=s.loc)
@@ -200,7 +207,7 @@ class ProcWriter:
                 parts += [", ", a]
             w.line(depth, *parts, ")", loc=loc)
             return
-        w.line(depth, "_save(fr, locals())", loc=loc)
+        w.line(depth, self.saving(SAVE), loc=loc)
         callee: tuple[Any, ...] = (repr(s.proc),) if s.proc else ("_fproc(g, ", s.target, f", {s.pfield!r})")
         args: list[Any] = ["g.push(", *callee, ", {"]
         for i, (p, a) in enumerate(zip(s.names, s.args, strict=True)):

@@ -202,10 +202,32 @@ def note_locals(code: Any) -> None:
             SAVED_NAMES[k] = k[2:] if k[0] == "v" else "$" + k[2:]
 
 
-def _save(fr: dict, values: dict[str, Any]) -> dict[str, Any]:
-    """Write a pausing procedure's locals (``v_x``, and ``w_x1`` for a loop's place) to its frame."""
-    names = SAVED_NAMES
-    saved = {names[k]: v for k, v in values.items() if k in names}
+def saved_pairs(code: Any, source: str) -> tuple[tuple[str, str], ...] | None:
+    """The locals ``_save`` writes for a pausing procedure: (Python name, name in the frame),
+    in the order ``locals()`` lists them (the code's locals, then its cells); None when the
+    procedure calls ``locals()`` elsewhere too (a modifier keeping locals): a second call in one
+    run updates the first one's dict, where the names bound in between come last."""
+    if source.count("locals()") != source.count("_save(fr, locals()"):
+        return None
+    return tuple((k, SAVED_NAMES[k]) for k in dict.fromkeys((*code.co_varnames, *code.co_cellvars))
+                 if k in SAVED_NAMES)
+
+
+def _save(fr: dict, values: dict[str, Any], pairs: tuple[tuple[str, str], ...] | None) -> dict[str, Any]:
+    """Write a pausing procedure's locals (``v_x``, and ``w_x1`` for a loop's place) to its frame:
+    those bound, in the order of ``values`` (``locals()``); ``pairs``: see saved_pairs."""
+    # plain loops, not a dict comprehension: this runs at every pause, and a comprehension is
+    # a function call of its own (Python 3.11)
+    saved = {}
+    if pairs is not None:  # the procedure's own names only, not every local of the call
+        for k, n in pairs:
+            if k in values:
+                saved[n] = values[k]
+    else:
+        names = SAVED_NAMES
+        for k, v in values.items():
+            if k in names:
+                saved[names[k]] = v
     fr["locals"] = saved
     return saved
 

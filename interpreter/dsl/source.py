@@ -285,17 +285,22 @@ class CodeGen:
         w = write()
         filename = f"<{self.label}: generated {fn.__name__} #{next(_files)}>"
         scratch: dict[str, Any] = {}
+        source = w.source()
         try:
-            code = compile(w.source(), filename, "exec")
+            code = compile(source, filename, "exec")
         except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
             raise RuleFault("rules too deeply nested to run (the generated Python does not compile)",
                             w.map.at_loc, "split the rule into procedures or functions") from None
         self.maps.append(w.map)
         _MAPS[filename] = w.map
         exec(code, self.env, scratch)  # noqa: S102 - compiler-written source; see the module docstring
-        from .runtime_helpers import note_locals  # (imported here as HELPERS is, in __init__)
+        from .runtime_helpers import note_locals, saved_pairs  # (imported here as HELPERS is)
 
-        note_locals(scratch[fn.__name__].__code__)
+        made = scratch[fn.__name__].__code__
+        note_locals(made)
+        for name in made.co_names:
+            if name.startswith(SAVED_TABLE):  # the table of the locals its pauses save (ProcWriter.saving)
+                self.env[name] = saved_pairs(made, source)
         fn.__code__ = scratch[fn.__name__].__code__
         fn.__kwdefaults__ = scratch[fn.__name__].__kwdefaults__
         fn.__defaults__ = scratch[fn.__name__].__defaults__
@@ -313,6 +318,12 @@ class CodeGen:
         for write, _f in self._sources:
             yield write().source()
 
+
+# How a statement that pauses saves the procedure's locals in its frame (dsl/decisions.py,
+# dsl/procwriter.py); ProcWriter.saving adds the procedure's table of its locals, a global
+# named SAVED_TABLE + the procedure's name, set when it is compiled (runtime_helpers.saved_pairs).
+SAVE = "_save(fr, locals())"
+SAVED_TABLE = "_SV_"
 
 _BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
              "isinstance", "int", "locals", "Exception", "KeyError", "TypeError", "ValueError", "IndexError",

@@ -13,7 +13,7 @@ from typing import Any
 from ..diagnostics import Loc
 from ..dsl.source import FAILURES as _FAILURES
 from ..dsl.source import fault_of
-from ..model import UMPIRE, RuleFault, copy_plain
+from ..model import _ATOMS, UMPIRE, RuleFault, copy_plain
 from .base import GameBase
 
 _copy = copy_plain
@@ -126,7 +126,8 @@ class Asking(GameBase):
         if not options:
             raise RuleFault(f"{self.label_of(player)} must choose '{var}' but there is nothing to choose from",
                             loc, "guard the choice with a condition, or offer a 'none' option")
-        listed = [{"label": None, "value": _copy(v)} for v in options]
+        # a text or number (the commonest options) is its own copy: no call for it
+        listed = [{"label": None, "value": v if v.__class__ in _ATOMS else _copy(v)} for v in options]
         self._state["pending"] = {"type": "choice", "player": player,
                                   "prompt": self.label_of(prompt) if prompt is not None else f"choose {var}",
                                   "var": var, "options": listed}
@@ -163,13 +164,19 @@ class Asking(GameBase):
         out: list[dict[str, Any]] = []
         rs = self.rs
         try:
-            for aid in rs.groups[group]:
-                lister = rs.actions[aid].enum
-                assert lister is not None  # every action of a ruleset loaded without errors has one
+            listers = rs.group_listers.get(group)
+            if listers is None:
+                listers = rs.group_listers[group] = tuple(self._lister(aid) for aid in rs.groups[group])
+            for lister in listers:
                 lister(self, player, out)
         except _FAILURES as exc:
             raise fault_of(exc, self) from None
         return out
+
+    def _lister(self, aid: str) -> Callable[[Any, str, list], None]:
+        lister = self.rs.actions[aid].enum
+        assert lister is not None  # every action of a ruleset loaded without errors has one
+        return lister
 
     def ask_secret(self, players: list[Any], pvar: str, options: Callable[[Any, dict], Any], var: str,
                    L: dict[str, Any], prompt: Callable[[Any, dict], Any] | None,

@@ -55,8 +55,12 @@ class Board(GameBase):
 
     # ================================================================ zones & entities
     def _zone_def(self, key: str) -> Any:
+        zones = self.rs.zones
+        z = zones.get(key)
+        if z is not None:  # a zone's own name (names have no '@'): the global zone, if it is one
+            return z if z.per is None else None
         name, _, owner = key.partition("@")
-        z = self.rs.zones.get(name)
+        z = zones.get(name)
         if z is None:
             return None
         if (z.per is None) != (owner == ""):
@@ -88,7 +92,10 @@ class Board(GameBase):
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
         self.changed_field(name)
-        e = self._writable_entity(obj)
+        own = self._own_ents  # _writable_entity, inline: a field is set at almost every step
+        if own is not None and obj not in own:
+            e = self.ents[obj] = e.copy()
+            own.add(obj)
         if op == "=":
             e[name] = value
             return
@@ -99,18 +106,30 @@ class Board(GameBase):
 
     def _place(self, eid: str, key: str, top: bool) -> None:
         self.changed_zones()
-        e = self._writable_entity(eid)
+        # _writable_entity and _writable_zone, inline: entities move at almost every step
+        ents, zones = self.ents, self.zones
+        e = ents[eid]
+        own = self._own_ents
+        if own is not None and eid not in own:
+            e = ents[eid] = e.copy()
+            own.add(eid)
+        own_zones = self._own_zones
         old = e["zone"]
         if old is not None:
-            items = self.zones.get(old)
+            items = zones.get(old)
             if items is not None and eid in items:
-                self._writable_zone(old).remove(eid)
-        if key in self.zones:
-            items = self._writable_zone(key)
-        else:
-            items = self.zones[key] = []
-            if self._own_zones is not None:
-                self._own_zones.add(key)
+                if own_zones is not None and old not in own_zones:
+                    items = zones[old] = items[:]
+                    own_zones.add(old)
+                items.remove(eid)
+        items = zones.get(key)
+        if items is None:
+            items = zones[key] = []
+            if own_zones is not None:
+                own_zones.add(key)
+        elif own_zones is not None and key not in own_zones:
+            items = zones[key] = items[:]
+            own_zones.add(key)
         if top:
             items.insert(0, eid)
         else:
@@ -118,12 +137,13 @@ class Board(GameBase):
         e["zone"] = key
 
     def move(self, eid: Any, key: Any, top: bool, loc: Loc | None) -> None:
-        if not isinstance(eid, str) or eid not in self.ents:
+        e = self.ents.get(eid) if isinstance(eid, str) else None
+        if e is None:
             raise RuleFault(f"cannot move {self.label_of(eid)}: it is not an entity", loc)
         z = self._zone_def(key) if isinstance(key, str) else None
         if z is None:
             raise RuleFault(f"cannot move to {self.label_of(key)}: it is not a zone", loc)
-        kind = self.ents[eid]["kind"]
+        kind = e["kind"]
         if z.holds != "*" and kind != z.holds:
             raise RuleFault(f"zone '{z.name}' holds {z.holds} entities, not {kind} '{self.label_of(eid)}'", loc)
         self._place(eid, key, top)

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import rng
 from ..diagnostics import LudusError
-from ..model import MAX_SIDES, UMPIRE, RuleFault, copy_plain
+from ..model import _ATOMS, MAX_SIDES, UMPIRE, RuleFault, copy_plain
 from .base import MAX_DEPTH, GameBase
 
 _copy = copy_plain
@@ -125,7 +125,9 @@ class Choices(GameBase):
         if options is None:
             who = ", ".join(self.deciders())
             raise IllegalChoice(f"it is not {self.label_of(player)}'s decision (waiting for {who})")
-        if isinstance(choice, bool) or not isinstance(choice, int | str):
+        # an index, the commonest choice, passes without the checks (``int | str`` is a new
+        # object at every evaluation)
+        if choice.__class__ is not int and (isinstance(choice, bool) or not isinstance(choice, int | str)):
             raise IllegalChoice(f"a choice is an index or a label, not {choice!r}")
         if isinstance(choice, str):
             self._label_or_fail()  # every choice labelled, to match the one named
@@ -193,7 +195,8 @@ class Choices(GameBase):
         self._unlabelled = None  # the menu is answered: its other labels are never needed
         if p["type"] == "choice":
             st["pending"] = None
-            st["stack"][-1]["locals"][p["var"]] = _copy(value)
+            # a text or number is its own copy: no call for the commonest choices
+            st["stack"][-1]["locals"][p["var"]] = value if value.__class__ in _ATOMS else _copy(value)
         elif p["type"] == "action":
             st["pending"] = None
             args = dict(_copy(value["args"]))

@@ -132,7 +132,7 @@ class Machine(GameBase):
         stack = self._state["stack"]
         if len(stack) >= MAX_DEPTH:
             raise RuleFault(f"procedure calls nested more than {MAX_DEPTH} deep (endless recursion?)", loc)
-        stack.append(self._frame(name, args, bind))
+        stack.append({"proc": name, "pc": 0, "locals": args, "ret": bind})  # _frame, inline (a call a step)
         if self.usage is not None:
             self.usage[name] += 1
 
@@ -141,7 +141,7 @@ class Machine(GameBase):
         fr = stack.pop()
         if stack and fr.get("ret"):
             stack[-1]["locals"][fr["ret"]] = value
-        if fr["proc"] == "setup" and self._after_setup is not None and len(stack) == 1:
+        if self._after_setup is not None and fr["proc"] == "setup" and len(stack) == 1:
             hook, self._after_setup = self._after_setup, None
             self.forget_all()
             hook(cast("Game", self))  # a Machine is always a part of a Game
