@@ -364,9 +364,9 @@ class Ruleset:
     # fields no rule sets (the map, printed values), which hold for the whole game.
     memo_volatile: tuple[int, ...] = ()
     memo_constant: tuple[int, ...] = ()  # the others: shared by a game's copies (Views._share_constants)
-    # The memo slot of each field some query looks items up by (``for x in Z where x.F == v``):
-    # it holds indexes of zones by that field, forgotten as the results of a function reading
-    # the field and the zones are (see dsl/zoneindex.py).
+    # Each field some query looks items up by (``for x in Z where x.F == v``) -> the memo slot
+    # of the indexes of zones (one for all fields), forgotten as the results of a function
+    # reading those fields and the zones are (see dsl/zoneindex.py).
     index_slots: dict[str, int] = field(default_factory=dict)
     fields_written: set[str] = field(default_factory=set)  # the fields some rule sets (set/increase/decrease)
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler

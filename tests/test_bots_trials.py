@@ -39,10 +39,9 @@ def _all_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
     """Every result ``game`` remembers is what its function gives on a copy remembering nothing,
     and every index of a zone it could read is the zone's items now (dsl/zoneindex.py)."""
     checked = 0
-    fields = {i: f for f, i in game.rs.index_slots.items()}
     for i in game.rs.memo_volatile:
-        if i in fields:
-            checked += _indexes_true(game, fields[i])
+        if i in game.rs.index_slots.values():
+            checked += _indexes_true(game)
             continue
         fn, n = functions[i]
         for key, value in list(game.memos[i].items()):
@@ -52,12 +51,13 @@ def _all_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
     return checked
 
 
-def _indexes_true(game: Game, field: str) -> int:
-    """Every index by ``field`` made from a zone's list ``game`` holds groups the zone's items by
-    their ``field`` now (those made from others' lists, which this game never reads, are skipped)."""
+def _indexes_true(game: Game) -> int:
+    """Every index of a zone by a field made from a zone's list ``game`` holds groups the zone's
+    items by that field now (those made from others' lists, which it never reads, are skipped)."""
     checked = 0
     held = {id(items): items for items in game.zones.values()}
-    for key, (items, index) in game.memos[game.rs.index_slots[field]].items():
+    slots = set(game.rs.index_slots.values())
+    for (field, key), (items, index) in (game.memos[slots.pop()] if slots else {}).items():
         assert key == id(items)
         if held.get(key) is not items or not isinstance(index, dict):
             continue
@@ -98,7 +98,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
             if isinstance(outcomes[0], bytes):
                 assert [margin(handed, q) for q in game.players] == [margin(fresh, q) for q in game.players]
                 _consistent(handed, fresh)
-                indexes += sum(_indexes_true(handed, f) for f in rs.index_slots)
+                indexes += _indexes_true(handed)
                 if handed.changes == 0 and not handed.over:  # judged as the sampled game (bots._judge)
                     assert margin(handed, p) == margin(sampled, p)
                     unchanged += 1
@@ -106,7 +106,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
                     checked += _all_true(handed, functions)
                 tried += 1
         assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
-        indexes += sum(_indexes_true(sampled, f) for f in rs.index_slots)
+        indexes += _indexes_true(sampled)
         if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
             checked += _all_true(sampled, functions)
         game.apply(bots[p].choose(game, p), p)

@@ -25,8 +25,8 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
     A *cheap* function — it goes through no list, calls only cheap functions, is not
     recursive and is small — does a bounded amount of work, less than looking its result up:
     it is not remembered and its calls count no work. Every other function remembers its results.
-    ``indexed``: the fields some query looks the items of a zone up by (zoneindex.py), each
-    given a memo slot of its own.
+    ``indexed``: the fields some query looks the items of a zone up by (zoneindex.py), whose
+    indexes share a memo slot.
     """
     twin = {name: gen.twin("F", name) for name in functions}
     facts = {name: cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
@@ -60,8 +60,8 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
     A function's results are forgotten only when something it reads, or a function it calls
     reads, changes: a field of that name, a global, the items of zones (see
     Expressions.read). A function whose reads cannot be told is forgotten at every change.
-    The indexes of zones by a field (``indexed``: a slot each, after the functions') read
-    that field and the items of zones, and are forgotten likewise.
+    The indexes of zones by the fields ``indexed`` (one slot, after the functions') read
+    those fields and the items of zones, and are forgotten likewise.
     """
     reads: dict[str, set[tuple[str, ...]]] = {n: set(r) for n, r in reads_of.items()}
     grew = True
@@ -90,12 +90,14 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
         readers.setdefault(("field", "zone"), [])
     # moving an entity changes the items of zones and its 'zone'
     moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
-    rs.index_slots = {f: len(index) + i for i, f in enumerate(sorted(set(indexed)))}
+    # One slot holds every index (of any field): each slot costs every change a test, and
+    # most changes (a move, a decision) forget them all anyway.
+    rs.index_slots = {f: len(index) for f in sorted(set(indexed))}
     for f, i in rs.index_slots.items():
         readers.setdefault(("field", f), []).append(i)
         moved.add(i)
     readers[("zones",)] = sorted(moved)
-    rs.memo_count = len(index) + len(rs.index_slots)
+    rs.memo_count = len(index) + (1 if rs.index_slots else 0)
     rs.memo_always = tuple(always)
     # A function that reads only fields no rule sets (nor an entity's zone) gives the same
     # results all game long: a decision does not forget them (Game.changed).
@@ -104,7 +106,7 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
                        for f in reads.get(name, {("all",)}) if f[0] != "call")}
     rs.memo_constant = tuple(sorted(index[name] for name in constant))
     rs.memo_volatile = tuple(sorted([i for name, i in index.items() if name not in constant]
-                                    + list(rs.index_slots.values())))
+                                    + sorted(set(rs.index_slots.values()))))
     rs.memo_readers = {fact: tuple(sorted(set(ids) | set(always))) for fact, ids in readers.items()}
 
 

@@ -11,16 +11,20 @@ condition is still tested, whole, on every item ``_ix`` gives, so the result and
 error are those of going through the zone, and ``_ix`` counts the zone's items as work, as
 going through it does.
 
-The indexes live in the game's memos (``Game.memos``), a slot per field looked up by
-(``Ruleset.index_slots``; the slots follow the functions' own), each a dict from a zone's
-list of items to its index. A slot is forgotten, like the results of a function that reads
-that field and the items of zones, by every change that could make an index stale (a move,
-a shuffle, the field set, entities made or destroyed, every decision): see
-functions.memo_readers. So a game's copies that share its memos (Views.copy(memos=True))
-share its indexes under the same rule as the functions' results. A zone's list is the key
-(by its id, the list kept alongside so that the id cannot be reused): a copy writes a zone
-it shares as a new list, so an index is never read for a list other than the one it was
-made from.
+The indexes live in the game's memos (``Game.memos``), in one slot after the functions' own
+(``Ruleset.index_slots``: each field looked up by -> that slot), a dict from (field, a zone's
+list of items) to its index. The slot is forgotten, like the results of a function that
+reads those fields and the items of zones, by every change that could make an index stale
+(a move, a shuffle, one of the fields set, entities made or destroyed, every decision): see
+functions.memo_readers. (A slot per field would keep an index when another field is set,
+but every slot costs every change a test, and moves and decisions forget them all anyway.)
+So a game's copies that share its memos (Views.copy(memos=True)) share its indexes under
+the same rule as the functions' results. A zone's list is the key (by its id, the list kept
+alongside so that the id cannot be reused): a copy writes a zone it shares as a new list, so
+an index is never read for a list other than the one it was made from.
+
+A field a query looks up by but that has no slot (a text compiled after the slots were
+numbered) is never indexed: setting it would not forget an index.
 """
 
 from __future__ import annotations
@@ -56,17 +60,18 @@ def _ix(g: Any, items: list[str], field: str, value: Any) -> list[str]:
         return items
     memos = g.memos
     zones = memos[slot]
+    key = (field, id(items))
     if zones is NO_MEMO:  # the first look since the slot was forgotten
-        memos[slot] = {id(items): (items, _ONCE)}
+        memos[slot] = {key: (items, _ONCE)}
         return items
-    entry = zones.get(id(items))
+    entry = zones.get(key)
     if entry is None:
-        zones[id(items)] = (items, _ONCE)
+        zones[key] = (items, _ONCE)
         return items
     index = entry[1]
     if index is _ONCE:
         index = _index(g.ents, items, field)
-        zones[id(items)] = (items, index)
+        zones[key] = (items, index)
     if index is _SCAN:
         return items
     try:
