@@ -56,7 +56,7 @@ class Facts:
     points: dict[str, list[tuple[int, int, int, int]]]
     # each rules function, in order -> (cheap, line and column of its body, what it reads)
     functions: dict[str, tuple[bool, int, int, list[list[str]]]]
-    indexed: list[str]  # the fields queries look zones' items up by (a memo slot each: zoneindex.py)
+    indexed: list[str]  # the fields queries look zones' items up by (their indexes' memo slot: zoneindex.py)
 
     def plain(self) -> dict[str, Any]:
         return {"procs": self.procs, "direct": self.direct, "signals": self.signals, "written": self.written,
