@@ -353,7 +353,8 @@ class Ruleset:
     chain: list[str] = field(default_factory=list)  # the manifest files, base first
     umpire: bool = False  # the manifest declares the umpire seat (docs/umpire.md)
     rl_max_actions: int | None = None  # the manifest's 'rl: max_actions' (docs/rl.md), else None
-    # The remembered results of functions (Game.memos): how many functions remember, and for
+    # The remembered results of functions (Game.memos): how many slots (a function's results,
+    # or indexes of zones: index_slots, after the functions'), and for
     # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
     # to forget (memo_always: those forgotten at every change); see dsl/functions.memo_readers.
     # A change's readers that are constant (below), if any, are also in memo_pinned: a game
@@ -366,6 +367,10 @@ class Ruleset:
     # fields no rule sets (the map, printed values), which hold for the whole game.
     memo_volatile: tuple[int, ...] = ()
     memo_constant: tuple[int, ...] = ()  # the others: shared by a game's copies (Views._share_constants)
+    # Each field some query looks items up by (``for x in Z where x.F == v``) -> the memo slot
+    # of the indexes of zones (one for all fields), forgotten as the results of a function
+    # reading those fields and the zones are (see dsl/zoneindex.py).
+    index_slots: dict[str, int] = field(default_factory=dict)
     fields_written: set[str] = field(default_factory=set)  # the fields some rule sets (set/increase/decrease)
     codegen: Any = None  # the generated Python of its rules (dsl/codegen.CodeGen), shared by every compiler
     # What games of this ruleset work out alike, kept as they are first needed by any game:

@@ -126,12 +126,34 @@ def memo_functions(rs: Ruleset) -> dict[int, tuple[Any, int]]:
 
 
 def memos_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
-    """Every result ``game`` remembers is what its function gives on a copy remembering nothing."""
+    """Every result ``game`` remembers is what its function gives on a copy remembering nothing,
+    and every index of a zone it could read is the zone's items now (dsl/zoneindex.py)."""
     checked = 0
     for i in game.rs.memo_volatile:
+        if i in game.rs.index_slots.values():
+            checked += indexes_true(game)
+            continue
         fn, n = functions[i]
         for key, value in list(game.memos[i].items()):
             args = () if n == 0 else (key,) if n == 1 else key
             assert fn(game.copy(), *args) == value, (i, key)
             checked += 1
+    return checked
+
+
+def indexes_true(game: Game) -> int:
+    """Every index of a zone by a field made from a zone's list ``game`` holds groups the zone's
+    items by that field now (those made from others' lists, which it never reads, are skipped)."""
+    checked = 0
+    held = {id(items): items for items in game.zones.values()}
+    slots = set(game.rs.index_slots.values())
+    for (field, key), (items, index) in (game.memos[slots.pop()] if slots else {}).items():
+        assert key == id(items)
+        if held.get(key) is not items or not isinstance(index, dict):
+            continue
+        now: dict[Any, list[str]] = {}
+        for x in items:
+            now.setdefault(game.ents[x][field], []).append(x)
+        assert index == now, field
+        checked += 1
     return checked

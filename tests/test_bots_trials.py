@@ -7,7 +7,7 @@ import json
 import marshal
 
 import pytest
-from rulekit import memo_functions, memos_true
+from rulekit import indexes_true, memo_functions, memos_true
 
 from interpreter import Game, load_ruleset
 from interpreter.bots import GreedyBot, _looks_alike, margin
@@ -35,7 +35,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
     game.atomic = False
     bots = {p: GreedyBot(3, p) for p in game.players}
     functions = memo_functions(rs)
-    tried = checked = unchanged = 0
+    tried = checked = unchanged = indexes = 0
     for step in range(60):
         if game.over:
             break
@@ -59,6 +59,7 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
                 _consistent(handed, fresh)
                 _filled_listed(handed)
                 _filled_listed(fresh)
+                indexes += indexes_true(handed)
                 if handed.changes == 0 and not handed.over:  # judged as the sampled game (bots._judge)
                     assert margin(handed, p) == margin(sampled, p)
                     unchanged += 1
@@ -66,12 +67,14 @@ def test_trials_with_handed_memos_judge_as_fresh_copies(name: str) -> None:
                     checked += memos_true(handed, functions)
                 tried += 1
         assert json.dumps(sampled.state["pending"], sort_keys=True) == pending  # shared by the trials, read only
+        indexes += indexes_true(sampled)
         if step % 5 == 0:  # what the trials left in the memos they share with it holds for it
             checked += memos_true(sampled, functions)
         _filled_listed(sampled)
         game.apply(bots[p].choose(game, p), p)
         _filled_listed(game)
     assert tried > 50 and checked > 500 and unchanged > 5
+    assert indexes > 0 or name != "time_of_crisis"  # its supply is looked up by the cards' names
 
 
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis", "pax_romana", "empire_in_crisis"])

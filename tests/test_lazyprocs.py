@@ -45,7 +45,7 @@ def test_a_warm_load_builds_what_a_cold_load_builds(cache: Path, name: str) -> N
         assert places(warm, pname) == places(cold, pname), pname
     assert warm.signals == cold.signals and warm.fields_written == cold.fields_written
     # which results of rules functions are remembered, and which changes forget them
-    for memo in ("memo_count", "memo_always", "memo_constant", "memo_volatile", "memo_readers"):
+    for memo in ("memo_count", "memo_always", "memo_constant", "memo_volatile", "memo_readers", "index_slots"):
         assert getattr(warm, memo) == getattr(cold, memo), memo
     # every generated function, the bodies' among them (writing one checks its body first)
     cold_src = sorted(NUMBERED.sub("N", s) for s in cold.codegen.sources())  # type: ignore[union-attr]
@@ -67,13 +67,14 @@ def test_a_site_is_there_before_its_procedure_runs(cache: Path) -> None:
 
 
 def test_facts_read_only_their_own_form() -> None:
-    good = Facts(["main"], [], ["s"], ["f"], {"main": [(1, 0, 2, 3)]}, {"g": (True, 1, 1, [["field", "f"]])})
+    good = Facts(["main"], [], ["s"], ["f"], {"main": [(1, 0, 2, 3)]}, {"g": (True, 1, 1, [["field", "f"]])}, ["f"])
     assert Facts.read(good.plain()) == good
     bad = [None, [], {"procs": []}, {**good.plain(), "extra": 1}, {**good.plain(), "procs": [1]},
            {**good.plain(), "points": {"main": [[1, 2, 3]]}}, {**good.plain(), "points": {"main": [[1, 2, 3, "4"]]}},
            {**good.plain(), "points": []}, {**good.plain(), "signals": "s"},
            {**good.plain(), "functions": {"g": [1, 1, 1, []]}}, {**good.plain(), "functions": {"g": [True, 1, 1, [[1]]]}},
-           {**good.plain(), "functions": {"g": [True, 1, 1]}}, {k: v for k, v in good.plain().items() if k != "functions"}]
+           {**good.plain(), "functions": {"g": [True, 1, 1]}}, {k: v for k, v in good.plain().items() if k != "functions"},
+           {**good.plain(), "indexed": "f"}, {**good.plain(), "indexed": [1]}]
     for value in bad:
         with pytest.raises(ValueError):
             Facts.read(value)

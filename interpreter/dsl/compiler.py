@@ -293,7 +293,7 @@ class Compiler:
         if self.later is not None:
             self.later.finish()
             return
-        cheap = write_functions(self.gen, self.rs, self.functions, self.reads)
+        cheap = write_functions(self.gen, self.rs, self.functions, self.reads, self.x.indexed)
         facts = {name: (not pauses_itself(stmts), callees(stmts)) for name, (_p, stmts, _w) in self.bodies.items()}
         direct: set[str] = set()
         grew = True

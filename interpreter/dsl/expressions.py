@@ -66,6 +66,7 @@ class Expressions(Queries):
         self.diags = diags
         self.origin: Any = None  # a TextOrigin (or a joined one) of the text being compiled
         self.reads: set[tuple[str, ...]] | None = None  # what the function being compiled reads
+        self.indexed: set[str] = set()  # the fields queries look zones' items up by (zoneindex.py)
 
     # ------------------------------------------------------------ helpers
     def read(self, *fact: str) -> None:

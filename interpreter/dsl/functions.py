@@ -24,12 +24,14 @@ from .source import CodeGen, Src
 
 
 def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[FunctionDef, Src]],
-                    reads: dict[str, set[tuple[str, ...]]]) -> set[str]:
+                    reads: dict[str, set[tuple[str, ...]]], indexed: Iterable[str] = ()) -> set[str]:
     """The positional twins of the rules functions; gives the cheap ones.
 
     A *cheap* function — it goes through no list, calls only cheap functions, is not
     recursive and is small — does a bounded amount of work, less than looking its result up:
     it is not remembered and its calls count no work. Every other function remembers its results.
+    ``indexed``: the fields some query looks the items of a zone up by (zoneindex.py), whose
+    indexes share a memo slot.
     """
     twin = {name: gen.twin("F", name) for name in functions}
     facts = {name: cost_facts(src, {v: k for k, v in twin.items()}) for name, (_f, src) in functions.items()}
@@ -44,7 +46,7 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
                     cheap[name] = total
                     grew = True
     index = memo_index(functions, set(cheap))
-    memo_readers(rs, reads, index)
+    memo_readers(rs, reads, index, indexed)
     deep = recursive(functions, reads)
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
@@ -121,12 +123,15 @@ def memo_index(names: Iterable[str], cheap: set[str]) -> dict[str, int]:
     return {name: i for i, name in enumerate(sorted(n for n in names if n not in cheap))}
 
 
-def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int]) -> None:
+def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: dict[str, int],
+                 indexed: Iterable[str] = ()) -> None:
     """Which remembered results each change of the state makes stale.
 
     A function's results are forgotten only when something it reads, or a function it calls
     reads, changes: a field of that name, a global, the items of zones (see
     Expressions.read). A function whose reads cannot be told is forgotten at every change.
+    The indexes of zones by the fields ``indexed`` (one slot, after the functions') read
+    those fields and the items of zones, and are forgotten likewise.
     """
     reads: dict[str, set[tuple[str, ...]]] = {n: set(r) for n, r in reads_of.items()}
     grew = True
@@ -155,8 +160,14 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
         readers.setdefault(("field", "zone"), [])
     # moving an entity changes the items of zones and its 'zone'
     moved = set(readers.get(("zones",), [])) | set(readers.get(("field", "zone"), []))
+    # One slot holds every index (of any field): each slot costs every change a test, and
+    # most changes (a move, a decision) forget them all anyway.
+    rs.index_slots = {f: len(index) for f in sorted(set(indexed))}
+    for f, i in rs.index_slots.items():
+        readers.setdefault(("field", f), []).append(i)
+        moved.add(i)
     readers[("zones",)] = sorted(moved)
-    rs.memo_count = len(index)
+    rs.memo_count = len(index) + (1 if rs.index_slots else 0)
     rs.memo_always = frozenset(always)
     # A function that reads only fields no rule sets (nor an entity's zone) gives the same
     # results all game long: a decision does not forget them (Game.changed).
@@ -164,14 +175,15 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
                 if all(f[0] == "field" and f[1] != "zone" and f[1] not in rs.fields_written
                        for f in reads.get(name, {("all",)}) if f[0] != "call")}
     rs.memo_constant = tuple(sorted(index[name] for name in constant))
-    rs.memo_volatile = tuple(sorted(i for name, i in index.items() if name not in constant))
+    rs.memo_volatile = tuple(sorted([i for name, i in index.items() if name not in constant]
+                                    + sorted(set(rs.index_slots.values()))))
     rs.memo_readers = {fact: frozenset(ids) | rs.memo_always for fact, ids in readers.items()}
     rs.memo_pinned = {fact: tuple(sorted(ids & set(rs.memo_constant))) for fact, ids in rs.memo_readers.items()
                       if ids & set(rs.memo_constant)}
 
 
 # what in a function's source goes through a list or may run long (see Compiler._write_functions)
-_COSTLY = ("_w(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
+_COSTLY = ("_w(", "_ix(", "_reach(", "_cheapest(", "_sorted(", "_span(", "_subsets(", "_cat(", "_eq(", "_fold(", "g.distance(", "g.kind_ids(",
            "g.label_of(", "g.as_seq(", "g.point(", "list(", "_sz(", "_min(")
 
 

@@ -56,19 +56,20 @@ class Facts:
     points: dict[str, list[tuple[int, int, int, int]]]
     # each rules function, in order -> (cheap, line and column of its body, what it reads)
     functions: dict[str, tuple[bool, int, int, list[list[str]]]]
+    indexed: list[str]  # the fields queries look zones' items up by (their indexes' memo slot: zoneindex.py)
 
     def plain(self) -> dict[str, Any]:
         return {"procs": self.procs, "direct": self.direct, "signals": self.signals, "written": self.written,
                 "points": {name: [list(p) for p in pts] for name, pts in self.points.items()},
-                "functions": {name: list(f) for name, f in self.functions.items()}}
+                "functions": {name: list(f) for name, f in self.functions.items()}, "indexed": self.indexed}
 
     @classmethod
     def read(cls, value: Any) -> Facts:
         """The facts written by :meth:`plain`; ``ValueError`` for anything else."""
         if value.__class__ is not dict or set(value) != {"procs", "direct", "signals", "written", "points",
-                                                         "functions"}:
+                                                         "functions", "indexed"}:
             raise ValueError("facts")
-        lists = [value[k] for k in ("procs", "direct", "signals", "written")]
+        lists = [value[k] for k in ("procs", "direct", "signals", "written", "indexed")]
         if not all(v.__class__ is list and all(s.__class__ is str for s in v) for v in lists):
             raise ValueError("facts")
         points = value["points"]
@@ -83,10 +84,10 @@ class Facts:
                 and all(r.__class__ is list and all(x.__class__ is str for x in r) for r in f[3])
                 for f in functions.values()):
             raise ValueError("facts")
-        procs, direct, signals, written = lists
+        procs, direct, signals, written, indexed = lists
         return cls(procs, direct, signals, written,
                    {name: [(p[0], p[1], p[2], p[3]) for p in pts] for name, pts in points.items()},
-                   {name: (f[0], f[1], f[2], f[3]) for name, f in functions.items()})
+                   {name: (f[0], f[1], f[2], f[3]) for name, f in functions.items()}, indexed)
 
 
 def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], cheap: set[str]) -> Facts | None:
@@ -107,7 +108,8 @@ def facts_of(c: Compiler, direct: set[str], points: dict[str, dict[int, Any]], c
         if src.where is None or reads is None:
             return None
         functions[name] = (name in cheap, src.where[1], src.where[2], sorted(list(r) for r in reads))
-    return Facts(list(c.bodies), sorted(direct), sorted(c.signals), sorted(c.rs.fields_written), plain, functions)
+    return Facts(list(c.bodies), sorted(direct), sorted(c.signals), sorted(c.rs.fields_written), plain, functions,
+                 sorted(c.rs.index_slots))
 
 
 class LazySites(dict[str, ModifierSite]):
@@ -201,7 +203,7 @@ class LaterBodies:
         cheap = {name for name, f in facts.functions.items() if f[0]}
         index = memo_index(self.fpending, cheap)
         reads = {name: {tuple(r) for r in f[3]} for name, f in facts.functions.items()}
-        memo_readers(rs, reads, index)
+        memo_readers(rs, reads, index, facts.indexed)
         deep = recursive(self.fpending, reads)  # from the reads, which each body checked must match
         for fname in self.fpending:
             c.gen.lazy(c.gen.twin("F", fname), self._write_function(fname, index.get(fname), fname in deep))

@@ -15,7 +15,7 @@ from ..diagnostics import did_you_mean
 from . import ast as A
 from . import builtins as B
 from . import types as T
-from .operators import Abort, Operators, Scope
+from .operators import NOT_CONSTANT, Abort, Operators, Scope, constant
 from .source import CodeGen, Src, local
 from .types import Type
 
@@ -25,6 +25,11 @@ class Queries(Operators):
 
     if TYPE_CHECKING:
         gen: CodeGen
+        reads: set[tuple[str, ...]] | None
+        indexed: set[str]
+
+        @property
+        def zone_names(self) -> set[str]: ...
 
     # ------------------------------------------------------------ lists and queries
     def x_ListLit(self, n: A.ListLit, scope: Scope) -> tuple[Src, Type]:
@@ -48,8 +53,16 @@ class Queries(Operators):
         parts = [self.seq(source, st, q.source.pos)]
         text = f" for {local(q.var)} in _w(g, {{0}})"
         if q.where is not None:
-            parts.append(self.want(q.where, inner, T.BOOL, "a 'where' condition"))
-            text += " if {1}"
+            where = self.want(q.where, inner, T.BOOL, "a 'where' condition")
+            key = self.lookup_key(q, st, scope)
+            if key is not None:  # only the items whose field is the value can pass (zoneindex.py)
+                field, value = key
+                self.indexed.add(field)
+                text = f" for {local(q.var)} in _ix(g, {{0}}, {self.k(field)}, {{1}})"
+                parts.append(value)
+            parts.append(where)
+            text += f" if {{{len(parts) - 1}}}"
+        bound_from = len(parts) - 1 if q.where is not None else 1  # the condition and head see the item
         if q.head is not None:
             head, ht = self.expr(q.head, inner)
             text = f"[{{{len(parts)}}}" + text + "]"
@@ -57,7 +70,47 @@ class Queries(Operators):
         else:
             head, ht = None, T.element(st)
             text = "[" + local(q.var) + text + "]"
-        return self.src(text, *parts, pos=q.pos, binds=q.var, bound_from=1), T.list_of(ht)
+        return self.src(text, *parts, pos=q.pos, binds=q.var, bound_from=bound_from), T.list_of(ht)
+
+    def lookup_key(self, q: A.Query, st: Type, scope: Scope) -> tuple[str, Src] | None:
+        """(FIELD, the source of v) when the query goes through a zone's items and its condition
+        starts with ``x.FIELD == v`` (or ``v == x.FIELD``), ``x`` its item and FIELD a field read
+        straight from the item's entity, ``v`` a value that cannot fail to read nor change while
+        the query runs: then only the items whose FIELD is v can pass (see zoneindex.py)."""
+        if q.where is None or not T.is_zone(st):
+            return None
+        test = A.conjuncts(q.where)[0]
+        if not isinstance(test, A.BinOp) or test.op != "==":
+            return None
+        for item, value in ((test.left, test.right), (test.right, test.left)):
+            if isinstance(item, A.Attr) and isinstance(item.obj, A.Name) and item.obj.name == q.var \
+                    and self._entity_field(T.element(st), item.name) and self._sure(value, q.var, scope):
+                return item.name, self.expr(value, scope)[0]
+        return None
+
+    def _entity_field(self, el: Type, name: str) -> bool:
+        """Whether ``x.name`` of an item of type ``el`` reads the field straight from its entity
+        (what Expressions.x_Attr writes as ``g.ents[x][name]``), a value that can be a key."""
+        if not T.is_ent(el) or name in ("kind", "zone", "id"):
+            return False
+        kind = T.kind_of(el)
+        if kind == "*":
+            return name not in self.zone_names
+        fdef = self.rs.kinds[kind].fields.get(name)
+        return fdef is not None and not (T.is_list(fdef.type) or T.is_map(fdef.type))
+
+    def _sure(self, node: A.Node, var: str, scope: Scope) -> bool:
+        """Whether reading ``node`` can neither fail nor give another value while a query over
+        ``var`` runs: a literal, a constant, an entity, a global, or a local that is surely set
+        (a function's parameter: a procedure's local may be set on one path only)."""
+        if constant(node, scope) is not NOT_CONSTANT:
+            return True
+        if not isinstance(node, A.Name) or node.name == var:
+            return False
+        if node.name in scope:
+            return self.reads is not None  # compiling a function's body: its locals are its parameters
+        rs = self.rs
+        return node.name in rs.globals or node.name in rs.entities or node.name in rs.constants
 
     def x_ListQuery(self, n: A.ListQuery, scope: Scope) -> tuple[Src, Type]:
         return self.query(n.query, scope)

@@ -23,6 +23,7 @@ from ..model import (
     work_fault,
 )
 from . import graph
+from .zoneindex import _ix
 
 MAX_RANGE = 100_000  # a longer a..b is a rules bug; refusing it keeps memory bounded
 MAX_SUBSETS = 1 << 16  # a choice among more subsets than this is a rules bug, not a decision
@@ -242,5 +243,5 @@ HELPERS: dict[str, Any] = {
     "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
-    "_captured": _captured, "_NO_MEMO": NO_MEMO, "_MISS": _MISS, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_captured": _captured, "_ix": _ix, "_NO_MEMO": NO_MEMO, "_MISS": _MISS, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }
