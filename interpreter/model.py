@@ -358,11 +358,15 @@ class Ruleset:
     # each change of the state — ('field', NAME), ('glob', NAME), ('zones',) — which of them
     # to forget (memo_always: those forgotten at every change); see dsl/functions.memo_readers.
     # A change's readers that are constant (below), if any, are also in memo_pinned: a game
-    # keeps no list of the constant memos it filled (Game.filled), so those are forgotten by number.
+    # keeps no note of the constant memos it filled (Game.filled), so those are forgotten by number.
     memo_count: int = 0
     memo_readers: dict[tuple[str, ...], frozenset[int]] = field(default_factory=dict)
     memo_always: frozenset[int] = frozenset()
     memo_pinned: dict[tuple[str, ...], tuple[int, ...]] = field(default_factory=dict)
+    # the same as numbers whose bits are slots (slot i: bit i), as Game.filled holds them
+    memo_reader_bits: dict[tuple[str, ...], int] = field(default_factory=dict)
+    memo_always_bits: int = 0
+    memo_volatile_bits: int = 0
     # The memos a decision forgets (Game.changed): all but those of functions that read only
     # fields no rule sets (the map, printed values), which hold for the whole game.
     memo_volatile: tuple[int, ...] = ()

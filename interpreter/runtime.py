@@ -89,7 +89,7 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         # the shared NO_MEMO, never written, until the function remembers a first result.
         self.memos: list[dict[Any, Any]] = [NO_MEMO] * self.rs.memo_count
         # The volatile slots (rs.memo_volatile) that may hold a dict: forgetting looks at these alone.
-        self.filled: list[int] = []
+        self.filled = 0  # bit i: volatile memo slot i holds a dict (see Values)
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then

@@ -22,10 +22,11 @@ def _consistent(handed: Game, fresh: Game) -> None:
 
 
 def _filled_listed(game: Game) -> None:
-    """Every volatile slot holding a dict is in the game's list of filled slots, which forgetting
-    goes through (game/values.py); the list holds no other slot."""
+    """Every volatile slot holding a dict is a bit of the game's filled slots, which forgetting
+    looks at (game/values.py); no other slot is."""
     volatile = set(game.rs.memo_volatile)
-    assert {i for i in volatile if game.memos[i] is not NO_MEMO} <= set(game.filled) <= volatile
+    filled = {i for i in range(game.filled.bit_length()) if game.filled >> i & 1}
+    assert {i for i in volatile if game.memos[i] is not NO_MEMO} <= filled <= volatile
 
 
 @pytest.mark.parametrize("name", ["time_of_crisis", "rome_in_crisis"])

@@ -52,11 +52,11 @@ def test_an_edit_from_outside_is_seen_after_forget_all(tmp_path):
 def test_a_caller_setting_a_field_no_rule_sets_forgets_what_reads_it(tmp_path):
     # a constant function's memo is in no game's list of filled slots: such a change forgets it by number
     game = Game.new(load(tmp_path, {"rules.yaml": RULES}), 2, 1)
-    assert game.memos[0] == {(): 6} and game.filled == [1]
+    assert game.memos[0] == {(): 6} and game.filled == 1 << 1
     game.set_field("ace", "value", 10, "=", None)
     assert game.memos[0] is NO_MEMO and game.memos[1]  # b_scores reads no 'value'
     game.set_field("red", "score", 1, "=", None)
-    assert game.memos[1] is NO_MEMO and game.filled == []
+    assert game.memos[1] is NO_MEMO and game.filled == 0
 
 
 def test_making_an_entity_forgets_everything(tmp_path):

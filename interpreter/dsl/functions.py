@@ -178,8 +178,16 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
     rs.memo_volatile = tuple(sorted([i for name, i in index.items() if name not in constant]
                                     + sorted(set(rs.index_slots.values()))))
     rs.memo_readers = {fact: frozenset(ids) | rs.memo_always for fact, ids in readers.items()}
+    rs.memo_always_bits = _bits(rs.memo_always)
+    rs.memo_reader_bits = {fact: _bits(ids) for fact, ids in rs.memo_readers.items()}
+    rs.memo_volatile_bits = _bits(rs.memo_volatile)
     rs.memo_pinned = {fact: tuple(sorted(ids & set(rs.memo_constant))) for fact, ids in rs.memo_readers.items()
                       if ids & set(rs.memo_constant)}
+
+
+def _bits(slots: Iterable[int]) -> int:
+    """The memo slots ``slots`` as the bits of a number (slot i: bit i), as Game.filled holds them."""
+    return sum(1 << i for i in set(slots))
 
 
 # what in a function's source goes through a list or may run long (see Compiler._write_functions)

@@ -285,8 +285,8 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
                     work: int, depth: int | None, memo: int | None, volatile: bool = True) -> Callable[[], Writer]:
     """The positional twin of a rules function, remembering results in the game's memo number
     ``memo`` (None: a function cheaper to run again than to look up is not remembered). A
-    ``volatile`` memo (one a decision forgets) notes its first result in ``g.filled``, the
-    slots the next change must look at (game/values.py).
+    ``volatile`` memo (one a change of modifiers forgets) sets its bit in ``g.filled`` at its
+    first result: the slots the next change must look at (game/values.py).
 
     A function that may run inside itself (functions.recursive) counts how deep calls nest,
     and fails, located, past ``depth``; any other (``depth`` None) nests no deeper than the
@@ -332,7 +332,7 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         w.line(2, "if memo is _NO_MEMO:")  # the first result it remembers in this game
         w.line(3, f"memo = g.memos[{memo}] = {{}}")
         if volatile:
-            w.line(3, f"g.filled.append({memo})")
+            w.line(3, f"g.filled |= {1 << memo}")
         w.line(2, "memo[key] = value")
         w.line(1, "return value")
         return w

@@ -64,7 +64,7 @@ def _ix(g: Any, items: list[str], field: str, value: Any) -> list[str]:
     key = (field, id(items))
     if zones is NO_MEMO:  # the first look since the slot was forgotten
         memos[slot] = {key: (items, _ONCE)}
-        g.filled.append(slot)  # a slot holding a dict is one a change must look at (Values)
+        g.filled |= 1 << slot  # a slot holding a dict is one a change must look at (Values)
         return items
     entry = zones.get(key)
     if entry is None:

@@ -81,7 +81,7 @@ class GameBase:
     see game/values.py). The generated functions of the rules read and fill it
     (dsl/procwriter.function_source).
     """
-    filled: list[int]
+    filled: int
     """The volatile memo slots (``rs.memo_volatile``) that may hold a dict rather than NO_MEMO,
     each once: a generated function notes a slot as it puts a first dict in it, and a change
     looks at these slots alone (game/values.py)."""

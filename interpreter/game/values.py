@@ -40,9 +40,9 @@ class Values(GameBase):
     # in that game. So the games holding one dict agree on all that its function reads, and a
     # result any of them remembers there is true for all of them.
     #
-    # A change looks only at the volatile slots holding a dict, listed in ``filled`` (a game's
-    # own list: a copy gets a copy), not at every slot that might read what changed: between
-    # two changes the rules fill few slots, and most changes find none.
+    # A change looks only at the volatile slots holding a dict, the bits of ``filled`` (slot i:
+    # bit i), those that also read what changed (Ruleset.memo_reader_bits): a few bit
+    # operations, however many slots are filled, and most changes find none.
 
     def changed(self) -> None:
         """Forget remembered function results (``memos``): the state may have changed anywhere.
@@ -56,10 +56,13 @@ class Values(GameBase):
         """
         self.changes += 1
         memos = self.memos
-        if self.filled:
-            for i in self.filled:
-                memos[i] = NO_MEMO
-            self.filled = []
+        filled = self.filled
+        if filled:
+            self.filled = 0
+            while filled:
+                low = filled & -filled
+                memos[low.bit_length() - 1] = NO_MEMO
+                filled ^= low
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
         kept = 0
@@ -97,7 +100,7 @@ class Values(GameBase):
         list that no game owns (game/viewbytes.py)."""
         self.changes += 1
         self.memos = [NO_MEMO] * self.rs.memo_count
-        self.filled = []
+        self.filled = 0
         forget_view_parts()
 
     def changed_field(self, name: str) -> None:
@@ -119,15 +122,14 @@ class Values(GameBase):
         self.changes += 1
         filled = self.filled
         if filled:  # most changes find none: a call per entity moved adds up
-            readers = self.rs.memo_readers.get(fact, self.rs.memo_always)
-            memos = self.memos
-            kept = []
-            for i in filled:
-                if i in readers:
-                    memos[i] = NO_MEMO
-                else:
-                    kept.append(i)
-            self.filled = kept
+            hit = filled & self.rs.memo_reader_bits.get(fact, self.rs.memo_always_bits)
+            if hit:
+                self.filled = filled ^ hit
+                memos = self.memos
+                while hit:
+                    low = hit & -hit
+                    memos[low.bit_length() - 1] = NO_MEMO
+                    hit ^= low
         pinned = self.rs.memo_pinned
         if pinned:  # a field a constant function reads was set (by a caller: no rule sets it)
             for i in pinned.get(fact, ()):

@@ -240,10 +240,10 @@ class Views(GameBase):
                 for i in self.rs.memo_volatile:
                     if mine[i] is NO_MEMO:
                         mine[i] = {}
-                self.filled = list(self.rs.memo_volatile)
+                self.filled = self.rs.memo_volatile_bits
                 self.memos_opened = mine  # (a slot forgotten since is only not shared)
             game.memos = mine[:]  # every dict, those of constant functions too
-            game.filled = self.filled[:]
+            game.filled = self.filled
             game.memos_handed = True
             layout = self.view_layout
             if layout is not None and layout.state is self._state and layout.changes == self.changes:
