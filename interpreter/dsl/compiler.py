@@ -378,7 +378,9 @@ def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str,
         w.line(1, "try:")
         for p in action.params:
             w.line(2, f"{local(p.name)} = args[{p.name!r}]", loc=action.loc)
-        w.line(2, "return g.label_of(", label, ")", loc=label.loc)
+        # a label is a text that names no entity: returned as it is, without label_of's call
+        w.line(2, "_t = ", label, loc=label.loc)
+        w.line(2, "return _t if _t.__class__ is str and _t not in g.ents else g.label_of(_t)", loc=label.loc)
         w.line(1, "except _FAILURES as _e:")
         w.line(2, "raise _located(_e, g) from None")
         return w
