@@ -245,7 +245,8 @@ class Compiler:
         lab = self._template_source(label[0], label[1], scope) if label is not None else None
         if all(d is not None for d in doms) and (label is None or lab is not None):
             last = self._filter_loop(domains[-1][1], outer) if domains and stages[-1] is None else None
-            action.enum = _lister(self.gen, action, doms, stages, lab, last)  # type: ignore[arg-type]
+            fixed = _constant_text(label[0]) if label is not None else None
+            action.enum = _lister(self.gen, action, doms, stages, lab, last, fixed)  # type: ignore[arg-type]
             if lab is not None:
                 action.labeler = _labeler(self.gen, action, lab)
         action.proc.params = dict(scope)
@@ -356,9 +357,11 @@ class Compiler:
 
 
 def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src | None],
-            label: Src | None, last: tuple[str, Src, Src] | None = None) -> Callable[[Any, str, list], None]:
+            label: Src | None, last: tuple[str, Src, Src] | None = None,
+            text: str | None = None) -> Callable[[Any, str, list], None]:
     """``lister(game, actor, out)`` appending every legal choice of the action to ``out``;
-    ``last``: the last parameter's choices as a loop and its test (Compiler._filter_loop)."""
+    ``last``: the last parameter's choices as a loop and its test (Compiler._filter_loop);
+    ``text``: the label when it is a constant text."""
     name = gen.name("list")
     k = gen.const
     params = action.params
@@ -390,12 +393,25 @@ def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src |
                          for p in params)
         # a label the rules write is made when it is first read (see Choices.label_choices)
         lab = "None" if label is not None else k(action.name)
+        if text is not None:  # its own label unless it names an entity: no labeler call then
+            lab = f"({k(text)} if {k(text)} not in g.ents else None)"
         w.line(depth, f"out.append({{'label': {lab}, 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
                loc=action.loc)
         w.line(1, "except _FAILURES as _e:")
         w.line(2, "raise _located(_e, g) from None")
         return w
     return gen.lazy(name, write)
+
+
+def _constant_text(template: str) -> str | None:
+    """The text of a label template without ``{...}`` parts (None if it has some)."""
+    try:
+        node = parse_template(str(template))
+    except DslSyntaxError:
+        return None
+    if isinstance(node, A.Str) and len(node.parts) == 1 and isinstance(node.parts[0], str):
+        return node.parts[0]
+    return None
 
 
 def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str, dict], str]:
