@@ -220,6 +220,7 @@ class Compiler:
         """Compile an action: its parameters' choices, its ``if``, its label, its body, and the
         lister of its legal choices."""
         scope: dict[str, Type] = {"actor": T.ent(PLAYER_KIND)}
+        reported = len(self.diags)
         doms: list[Src | None] = []
         if len(domains) > MAX_PARAMS:
             self.diags.append(Diagnostic(action.loc or Loc(self.rs.folder),
@@ -244,7 +245,9 @@ class Compiler:
                 stages = self._staged(cond, scope, [p.name for p in action.params])
         lab = self._template_source(label[0], label[1], scope) if label is not None else None
         if all(d is not None for d in doms) and (label is None or lab is not None):
-            last = self._filter_loop(domains[-1][1], outer) if domains and stages[-1] is None else None
+            # compiled again for the loop: only a text that reported nothing (no message twice)
+            last = self._filter_loop(domains[-1][1], outer) \
+                if domains and stages[-1] is None and len(self.diags) == reported else None
             fixed = _constant_text(label[0]) if label is not None else None
             action.enum = _lister(self.gen, action, doms, stages, lab, last, fixed)  # type: ignore[arg-type]
             if lab is not None:
@@ -265,10 +268,13 @@ class Compiler:
         if node.where is None or node.var in scope or not (
                 node.head is None or (isinstance(node.head, A.Name) and node.head.name == node.var)):
             return None
+        reported = len(self.diags)
         try:
             loop, where = self.x.filter_loop(node, dict(scope))
         except Abort:
             return None
+        finally:
+            del self.diags[reported:]  # none: the same text compiled without any a moment ago
         return node.var, loop, where
 
     def _staged(self, cond: Text, scope: Scope, params: list[str]) -> list[Src | None]:
