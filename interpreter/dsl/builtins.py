@@ -59,10 +59,11 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
             "`any(for x in L where C)`, whether some / every `x` of `L` satisfies `C` — e.g. "
             "`any(for c in p.hand where c.value > 3)`", "`any(L)`, `all(L)`", query=True),
     Builtin("all", 1, 1, LIST, lambda ts: T.BOOL, "all(_w(g, {0}))", "", query=True),
-    Builtin("first", 1, 1, LIST, _el, "_first({0})",
+    # first/last without a call: an empty list (or none) gives the (None,) after 'or'
+    Builtin("first", 1, 1, LIST, _el, "({0} or _NONE1)[0]",
             "first / last item; **`none` when empty** (a zone's first item is its top)", "`first(L)`, `last(L)`",
             query=True),
-    Builtin("last", 1, 1, LIST, _el, "_last({0})", "", query=True),
+    Builtin("last", 1, 1, LIST, _el, "({0} or _NONE1)[-1]", "", query=True),
     Builtin("abs", 1, 1, VALUE, lambda ts: T.INT, "abs({0})", "absolute value", "`abs(n)`"),
     Builtin("sort", 1, 1, LIST, lambda ts: T.list_of(_el(ts)), "_sorted(g, {0})",
             "sorted copy: numbers ascending, text (and ids) alphabetically", query=True),

@@ -220,12 +220,15 @@ class Compiler:
         """Compile an action: its parameters' choices, its ``if``, its label, its body, and the
         lister of its legal choices."""
         scope: dict[str, Type] = {"actor": T.ent(PLAYER_KIND)}
+        reported = len(self.diags)
         doms: list[Src | None] = []
         if len(domains) > MAX_PARAMS:
             self.diags.append(Diagnostic(action.loc or Loc(self.rs.folder),
                                          f"an action takes at most {MAX_PARAMS} parameters, not {len(domains)}",
                                          "choose some of them inside its 'do'"))
+        outer: Scope = scope
         for pname, (text, origin) in domains:
+            outer = dict(scope)  # what the last parameter's choices see
             src, t = self.source(text, origin, scope, None, f"the choices for '{pname}'")
             if src is not None and not T.iterable(t):
                 self.diags.append(Diagnostic(self.x.origin.locate(1, 1), f"wrong type: the choices for '{pname}' "
@@ -242,11 +245,37 @@ class Compiler:
                 stages = self._staged(cond, scope, [p.name for p in action.params])
         lab = self._template_source(label[0], label[1], scope) if label is not None else None
         if all(d is not None for d in doms) and (label is None or lab is not None):
-            action.enum = _lister(self.gen, action, doms, stages, lab)  # type: ignore[arg-type]
+            # compiled again for the loop: only a text that reported nothing (no message twice)
+            last = self._filter_loop(domains[-1][1], outer) \
+                if domains and stages[-1] is None and len(self.diags) == reported else None
+            fixed = _constant_text(label[0]) if label is not None else None
+            action.enum = _lister(self.gen, action, doms, stages, lab, last, fixed)  # type: ignore[arg-type]
             if lab is not None:
                 action.labeler = _labeler(self.gen, action, lab)
         action.proc.params = dict(scope)
         self.procedure(action.proc, body[0], body[1], scope, f"action {action.name}")
+
+    def _filter_loop(self, domain: Text, scope: Scope) -> tuple[str, Src, Src] | None:
+        """The last parameter's choices ``[x for x in L where C]`` as (x, loop, C), for a lister
+        to go through L testing C itself (a comprehension is a call of its own in Python); None
+        for other choices, or when x would hide a name the lister still reads. Only the last
+        parameter, tested by no stage: then C's tests are the only work of its loop, in the
+        same order as the comprehension's, and a failure fails the listing alike."""
+        listed = self._parse_expr(domain[0], domain[1])
+        if not isinstance(listed, A.ListQuery):
+            return None
+        node = listed.query
+        if node.where is None or node.var in scope or not (
+                node.head is None or (isinstance(node.head, A.Name) and node.head.name == node.var)):
+            return None
+        reported = len(self.diags)
+        try:
+            loop, where = self.x.filter_loop(node, dict(scope))
+        except Abort:
+            return None
+        finally:
+            del self.diags[reported:]  # none: the same text compiled without any a moment ago
+        return node.var, loop, where
 
     def _staged(self, cond: Text, scope: Scope, params: list[str]) -> list[Src | None]:
         """An action's ``if`` split into checks per parameter.
@@ -334,8 +363,11 @@ class Compiler:
 
 
 def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src | None],
-            label: Src | None) -> Callable[[Any, str, list], None]:
-    """``lister(game, actor, out)`` appending every legal choice of the action to ``out``."""
+            label: Src | None, last: tuple[str, Src, Src] | None = None,
+            text: str | None = None) -> Callable[[Any, str, list], None]:
+    """``lister(game, actor, out)`` appending every legal choice of the action to ``out``;
+    ``last``: the last parameter's choices as a loop and its test (Compiler._filter_loop);
+    ``text``: the label when it is a constant text."""
     name = gen.name("list")
     k = gen.const
     params = action.params
@@ -349,7 +381,15 @@ def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src |
             w.line(depth, "if not ", stages[0], ":", loc=stages[0].loc)
             w.line(depth + 1, "return")
         for i, p in enumerate(params):
-            w.line(depth, f"for {local(p.name)} in ", doms[i], ":", loc=doms[i].loc)
+            if last is not None and i == len(params) - 1:
+                var, loop, where = last
+                w.line(depth, f"for {local(var)} in ", loop, ":", loc=doms[i].loc)
+                w.line(depth + 1, "if not ", where, ":", loc=doms[i].loc)
+                w.line(depth + 2, "continue")
+                if var != p.name:
+                    w.line(depth + 1, f"{local(p.name)} = {local(var)}")
+            else:
+                w.line(depth, f"for {local(p.name)} in ", doms[i], ":", loc=doms[i].loc)
             depth += 1
             stage = stages[i + 1]
             if stage is not None:
@@ -359,12 +399,25 @@ def _lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src |
                          for p in params)
         # a label the rules write is made when it is first read (see Choices.label_choices)
         lab = "None" if label is not None else k(action.name)
+        if text is not None:  # its own label unless it names an entity: no labeler call then
+            lab = f"({k(text)} if {k(text)} not in g.ents else None)"
         w.line(depth, f"out.append({{'label': {lab}, 'value': {{'action': {k(action.name)}, 'args': {{{args}}}}}}})",
                loc=action.loc)
         w.line(1, "except _FAILURES as _e:")
         w.line(2, "raise _located(_e, g) from None")
         return w
     return gen.lazy(name, write)
+
+
+def _constant_text(template: str) -> str | None:
+    """The text of a label template without ``{...}`` parts (None if it has some)."""
+    try:
+        node = parse_template(str(template))
+    except DslSyntaxError:
+        return None
+    if isinstance(node, A.Str) and len(node.parts) == 1 and isinstance(node.parts[0], str):
+        return node.parts[0]
+    return None
 
 
 def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str, dict], str]:
@@ -378,7 +431,9 @@ def _labeler(gen: CodeGen, action: ActionDef, label: Src) -> Callable[[Any, str,
         w.line(1, "try:")
         for p in action.params:
             w.line(2, f"{local(p.name)} = args[{p.name!r}]", loc=action.loc)
-        w.line(2, "return g.label_of(", label, ")", loc=label.loc)
+        # a label is a text that names no entity: returned as it is, without label_of's call
+        w.line(2, "_t = ", label, loc=label.loc)
+        w.line(2, "return _t if _t.__class__ is str and _t not in g.ents else g.label_of(_t)", loc=label.loc)
         w.line(1, "except _FAILURES as _e:")
         w.line(2, "raise _located(_e, g) from None")
         return w

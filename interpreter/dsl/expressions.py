@@ -250,7 +250,8 @@ class Expressions(Queries):
             for a, kt in zip(n.args, table.key_types, strict=False):
                 self.literal(a, kt)
             text = "".join(f", {{{i}}}" for i in range(len(keys)))
-            return self.src(f"_table(g, {self.k(table)}{text})", *keys, pos=n.pos), table.value_type or T.ANY
+            call = "_table1" if len(keys) == 1 else "_table"
+            return self.src(f"{call}(g, {self.k(table)}{text})", *keys, pos=n.pos), table.value_type or T.ANY
         obj, t = self.expr(n.obj, scope)
         if len(n.args) != 1:
             self.err(n.pos, "indexing takes one value")

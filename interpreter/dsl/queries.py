@@ -72,6 +72,21 @@ class Queries(Operators):
             text = "[" + local(q.var) + text + "]"
         return self.src(text, *parts, pos=q.pos, binds=q.var, bound_from=bound_from), T.list_of(ht)
 
+    def filter_loop(self, q: A.Query, scope: Scope) -> tuple[Src, Src]:
+        """A filtering query ``[x for x in L where C]`` (checked already, by ``query``) as the
+        loop an action's lister writes over it: the source it goes through, as ``query`` goes
+        through it (its items counted as work, or a zone's index), and the condition C."""
+        assert q.where is not None
+        source, st = self.expr(q.source, scope)
+        inner = dict(scope)
+        inner[q.var] = T.element(st)
+        seq = self.seq(source, st, q.source.pos)
+        where = self.want(q.where, inner, T.BOOL, "a 'where' condition")
+        key = self.lookup_key(q, st, scope)
+        if key is None:
+            return self.src("_w(g, {0})", seq, pos=q.pos), where
+        return self.src(f"_ix(g, {{0}}, {self.k(key[0])}, {{1}})", seq, key[1], pos=q.pos), where
+
     def lookup_key(self, q: A.Query, st: Type, scope: Scope) -> tuple[str, Src] | None:
         """(FIELD, the source of v) when the query goes through a zone's items and its condition
         starts with ``x.FIELD == v`` (or ``v == x.FIELD``), ``x`` its item and FIELD a field read

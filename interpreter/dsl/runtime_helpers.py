@@ -46,6 +46,15 @@ def _table(g: Any, table: Any, *keys: Any) -> Any:
     return row
 
 
+def _table1(g: Any, table: Any, kv: Any) -> Any:
+    """``_table`` of a table with one key (the commonest): a text key is its own row key, so
+    no call; a missing row (its default, or the fault) is ``_table``'s answer."""
+    try:
+        return table.rows[kv if kv.__class__ is str else row_key(kv)]
+    except (KeyError, TypeError):
+        return _table(g, table, kv)
+
+
 _MISS = object()  # what a memo's get() answers when it holds no result: no rules value is this object
 
 
@@ -240,7 +249,7 @@ def _captured(values: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 
 HELPERS: dict[str, Any] = {
     "_reach": graph.reach, "_cheapest": graph.cheapest, "_divide": graph.divide,
-    "_table": _table, "_first": _first, "_last": _last, "_index_of": _index_of, "_next_in": _next_in,
+    "_table": _table, "_table1": _table1, "_first": _first, "_last": _last, "_NONE1": (None,), "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
     "_captured": _captured, "_ix": _ix, "_NO_MEMO": NO_MEMO, "_MISS": _MISS, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,

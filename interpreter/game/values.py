@@ -143,8 +143,11 @@ class Values(GameBase):
             if e is None:
                 return v
             kind = self.rs.kinds.get(e["kind"])
-            if kind is not None and kind.label and e.get(kind.label) not in (None, ""):
-                return str(e[kind.label])
+            field = kind.label if kind is not None else None
+            if field:  # each read once: entity ids are the commonest values labelled
+                text = e.get(field)
+                if text is not None and text != "":
+                    return str(text)
             return v
         if cls is int:
             return str(v)
