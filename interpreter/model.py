@@ -248,7 +248,7 @@ class ActionDef:
     label: ExprFn | None
     proc: Procedure
     loc: Loc | None = None
-    # Generated: appends every legal (action, arguments) choice for an actor (see Compiler._lister).
+    # Generated: appends every legal (action, arguments) choice for an actor (see dsl/listers.lister).
     enum: Callable[[Any, str, list], None] | None = None
     labeler: Callable[[Any, str, dict], str] | None = None  # the label of one choice (when the rules write one)
 
