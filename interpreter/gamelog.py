@@ -370,7 +370,7 @@ def begin(start: LogStart, path: Path, line: int, on_signal: Callable[[Game, str
     rs, header = start.rs, start.header
     if start.state is not None:
         try:
-            game = Game.resume(rs, copy_plain(start.state))
+            game = Game.resume(rs, copy_plain(start.state), owned=True)
         except LudusError as exc:
             raise LudusError([Diagnostic(Loc(str(path), line, 1), f"the log's starting position: "
                                          f"{exc.diagnostics[0].message}")]) from None
@@ -379,7 +379,7 @@ def begin(start: LogStart, path: Path, line: int, on_signal: Callable[[Game, str
     else:
         game = Game.new(rs, len(header["players"]), header["seed"], on_signal=on_signal)
         game.log[0] = dict(header)  # the optional parts too (seats, setup)
-    if game.state["players"] != header["players"]:
+    if game.players != header["players"]:
         raise LudusError([Diagnostic(start.at_header, "the log's seats do not match the ruleset's seats")])
     return game
 

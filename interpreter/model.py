@@ -49,15 +49,16 @@ LIMITS: dict[str, tuple[int, int, int]] = {
     "steps": (100, 200_000, 2_000_000),
     "work": (1_000, 200_000, 5_000_000),
 }
-# Each result remembered (Game.memos, emptied at every change of the state and at every
-# decision) costs a call's work, so the work budget bounds the memo too.
+# Each result remembered (Game.memos, forgotten when what it reads changes) costs a call's work,
+# so the work of the runs since they were last counted bounds how many may have been added.
 CALL_WORK = 10
 # The memo slot of a function with nothing remembered yet (shared, never written: see Game.memos).
 NO_MEMO: dict = {}
-# Results of constant functions (those reading only fields no rule sets) outlive decisions: at
-# most this many are kept in all, so that a long game cannot fill the memory with them.
+# Results outlive decisions (those of constant functions, which read only fields no rule sets,
+# in every game; all in a game only the rules change): at most this many are kept in all, so
+# that a long game cannot fill the memory with them (Values.decided, Values.changed).
 MAX_KEPT_RESULTS = 100_000
-# Procedure calls (frames) and function calls nest at most this deep.
+# Procedure calls (frames), and calls of a function that may call itself, nest at most this deep.
 MAX_CALL_DEPTH = 200
 
 PLAYER_KIND = "player"
@@ -367,8 +368,8 @@ class Ruleset:
     memo_reader_bits: dict[tuple[str, ...], int] = field(default_factory=dict)
     memo_always_bits: int = 0
     memo_volatile_bits: int = 0
-    # The memos a decision forgets (Game.changed): all but those of functions that read only
-    # fields no rule sets (the map, printed values), which hold for the whole game.
+    # The memos a change of modifiers forgets (Game.changed): all but those of functions that
+    # read only fields no rule sets (the map, printed values), which hold for the whole game.
     memo_volatile: tuple[int, ...] = ()
     memo_constant: tuple[int, ...] = ()  # the others: shared by a game's copies (Views._share_constants)
     # Each field some query looks items up by (``for x in Z where x.F == v``) -> the memo slot

@@ -84,12 +84,11 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         self.players: list[str] = st["players"]
         self._kind_index: dict[str, list[str]] | None = None
         # Results of functions (pure: they read only their arguments and the state), one dict
-        # per remembering function, each emptied when something it reads changes (see changed).
-        # A game starts with none (copies are made by the thousand for bots): each slot holds
+        # per remembering function (and one for indexes of zones), each forgotten when
+        # something it reads changes (see Values). A game starts with none (copies are made by the thousand for bots): each slot holds
         # the shared NO_MEMO, never written, until the function remembers a first result.
         self.memos: list[dict[Any, Any]] = [NO_MEMO] * self.rs.memo_count
-        # The volatile slots (rs.memo_volatile) that may hold a dict: forgetting looks at these alone.
-        self.filled = 0  # bit i: volatile memo slot i holds a dict (see Values)
+        self.filled = 0  # bit i: volatile memo slot i may hold a dict; forgetting looks at these alone
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this
         # game may change in place; None: all of them. A copy made by this game (an undo
         # copy, a copy for a bot) shares the others' dicts and lists, so both games then
@@ -152,8 +151,12 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         return game
 
     @classmethod
-    def resume(cls, rs: Ruleset, state: dict[str, Any]) -> Game:
+    def resume(cls, rs: Ruleset, state: dict[str, Any], owned: bool = False) -> Game:
         """Continue a saved game (the state is used as is, not copied).
+
+        The caller still holds the state and may edit it, so the game counts as exposed (every
+        decision forgets remembered results: Values.decided) unless ``owned``: the caller hands
+        over a state no one else holds (a fresh copy).
 
         A state that is not one this ruleset could have saved is refused with a LudusError
         (savedstate.state_problem): the run loop trusts the frames, zones and entities it holds.
@@ -170,7 +173,9 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
                                          f"'{saved.get('name')}' ({str(saved.get('digest'))[:12]}), not by "
                                          f"'{rs.name}' ({rs.digest[:12]})",
                                          "resume with the same ruleset files it was saved with")])
-        return cls(rs, state)
+        game = cls(rs, state)
+        game.exposed = not owned
+        return game
 
     def _populate(self) -> None:
         rs = self.rs

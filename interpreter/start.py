@@ -117,7 +117,7 @@ def begin_at(rs: Ruleset, state: dict[str, Any], seed: int | str | None, source:
     if seed is not None:
         state["seed"] = seed
         state["rng"] = rng.seed_state(seed)
-    game = Game.resume(rs, state)
+    game = Game.resume(rs, state, owned=True)  # its own copy (above)
     game.log = [{"type": "header", "ludus_log": 1, "ruleset": rs.name, "version": rs.version, "digest": rs.digest,
                  "players": list(state["players"]), "seed": state["seed"], "from": source[:1000]},
                 {"type": "state", "state": copy_plain(state)}]

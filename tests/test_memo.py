@@ -74,7 +74,6 @@ def test_kept_results_are_bounded_over_a_game(tmp_path, monkeypatch):
         "  a_printed_total:\n    source: T 1\n", "  a_printed_total:\n    source: T 1\n    params: {n: int}\n").replace(
         "total {a_printed_total()}", "total {a_printed_total(players[0].score)}")
     monkeypatch.setattr(values, "MAX_KEPT_RESULTS", 2)
-    monkeypatch.setattr(values, "KEEP_CHECK", 1)  # a game nothing outside edits checks now and then
     game = Game.new(load(tmp_path, {"rules.yaml": rules}), 2, 1)
     sizes = []
     while not game.over:

@@ -36,7 +36,7 @@ def test_the_table_lists_locals_in_the_order_locals_does(bound):
     PAIRS = None
     by_every_local = _a_pausing_function(bound, {})
     assert list(by_table.items()) == list(by_every_local.items())
-    assert list(by_table) == ["$1_k", "seen", "late", "a"] if bound else ["$1_k", "seen", "a"]
+    assert list(by_table) == (["$1_k", "seen", "late", "a"] if bound else ["$1_k", "seen", "a"])
 
 
 def test_a_procedure_calling_locals_elsewhere_goes_through_every_local():

@@ -170,13 +170,13 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
     rs.memo_count = len(index) + (1 if rs.index_slots else 0)
     rs.memo_always = frozenset(always)
     # A function that reads only fields no rule sets (nor an entity's zone) gives the same
-    # results all game long: a decision does not forget them (Game.changed).
+    # results all game long: a change of modifiers does not forget them (Game.changed).
     constant = {name for name, i in index.items()
                 if all(f[0] == "field" and f[1] != "zone" and f[1] not in rs.fields_written
                        for f in reads.get(name, {("all",)}) if f[0] != "call")}
     rs.memo_constant = tuple(sorted(index[name] for name in constant))
     rs.memo_volatile = tuple(sorted([i for name, i in index.items() if name not in constant]
-                                    + sorted(set(rs.index_slots.values()))))
+                                    + list(set(rs.index_slots.values()))))
     rs.memo_readers = {fact: frozenset(ids) | rs.memo_always for fact, ids in readers.items()}
     rs.memo_always_bits = _bits(rs.memo_always)
     rs.memo_reader_bits = {fact: _bits(ids) for fact, ids in rs.memo_readers.items()}

@@ -41,7 +41,7 @@ def filter_loop(c: Compiler, domain: Text, scope: Scope) -> tuple[str, Src, Src]
     reported = len(c.diags)
     try:
         loop, where = c.x.filter_loop(node, dict(scope))
-    except Abort:
+    except (Abort, RecursionError, MemoryError):  # the comprehension, compiled once already, serves
         return None
     finally:
         del c.diags[reported:]  # none: the same text compiled without any a moment ago
@@ -78,7 +78,7 @@ def lister(gen: CodeGen, action: ActionDef, doms: list[Src], stages: list[Src | 
             label: Src | None, last: tuple[str, Src, Src] | None = None,
             text: str | None = None) -> Callable[[Any, str, list], None]:
     """``lister(game, actor, out)`` appending every legal choice of the action to ``out``;
-    ``last``: the last parameter's choices as a loop and its test (Compiler._filter_loop);
+    ``last``: the last parameter's choices as a loop and its test (filter_loop);
     ``text``: the label when it is a constant text."""
     name = gen.name("list")
     k = gen.const

@@ -163,8 +163,11 @@ class Operators:
     def _step(self, op: str, ta: Type, tb: Type, left_pos: A.Pos, right: A.Node) -> tuple[str, Type]:
         """One operator of a chain: (Python template, result type); NUL+L / NUL+R stand for the sides."""
         if op == "+" and (T.is_list(ta) or T.is_list(tb) or T.is_zone(ta) or T.is_zone(tb)):
-            if T.is_zone(ta) or T.is_zone(tb):
-                self.read("zones")  # as going through a zone does (Expressions.seq)
+            for t in (ta, tb):  # what going through each side reads, as Expressions.seq notes it
+                if T.is_zone(t):
+                    self.read("zones")
+                elif not T.is_list(t):
+                    self.read("all")  # maybe a zone (g.as_seq)
             return (f"_cat(g, {_seq_text(ta, chr(0) + 'L')}, {_seq_text(tb, chr(0) + 'R')})",
                     T.join(T.list_of(T.element(ta)), T.list_of(T.element(tb))))
         if op == "+" and (ta == T.STR or tb == T.STR):

@@ -2,8 +2,8 @@
 
 Entities are dicts in ``state["entities"]``, zones lists of entity ids in
 ``state["zones"]`` (``name`` or ``name@owner``). A game that shares these dicts and lists
-with a copy (see ``views.copy_state``) copies one before changing it: ``_writable_entity``
-and ``_writable_zone``. Every change forgets remembered function results (``changed``).
+with a copy (see ``views.copy_state``) copies one before changing it (``_own_ents``,
+``_writable_zone``). Every change forgets remembered function results (``changed``).
 """
 
 from __future__ import annotations
@@ -36,14 +36,6 @@ def _initial(f: FieldDef) -> Any:
 
 class Board(GameBase):
     """Entities, zones and their copy on write; fields, moves, creation; dice."""
-
-    def _writable_entity(self, eid: str) -> dict[str, Any]:
-        e = self.ents[eid]
-        own = self._own_ents
-        if own is not None and eid not in own:
-            e = self.ents[eid] = e.copy()
-            own.add(eid)
-        return e
 
     def _writable_zone(self, key: str) -> list[str]:
         items = self.zones[key]
@@ -92,7 +84,7 @@ class Board(GameBase):
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
         self.changed_field(name)
-        own = self._own_ents  # _writable_entity, inline: a field is set at almost every step
+        own = self._own_ents  # an entity copied before its first change: a field is set at almost every step
         if own is not None and obj not in own:
             e = self.ents[obj] = e.copy()
             own.add(obj)
@@ -106,7 +98,8 @@ class Board(GameBase):
 
     def _place(self, eid: str, key: str, top: bool) -> None:
         self.changed_zones()
-        # _writable_entity and _writable_zone, inline: entities move at almost every step
+        # the entity and both zones copied before their first change (as _writable_zone does),
+        # inline: entities move at almost every step
         ents, zones = self.ents, self.zones
         e = ents[eid]
         own = self._own_ents

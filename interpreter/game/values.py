@@ -10,13 +10,9 @@ import json
 from typing import Any
 
 from ..diagnostics import Loc
-from ..model import MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
+from ..model import CALL_WORK, MAX_KEPT_RESULTS, MAX_STR, NO_MEMO, RuleFault
 from .base import GameBase
 from .viewbytes import forget_view_parts
-
-# Every this many decisions that keep remembered results, their number is checked against
-# MAX_KEPT_RESULTS: a sum over every memo, too dear to do at each one.
-KEEP_CHECK = 32
 
 
 class Values(GameBase):
@@ -31,8 +27,8 @@ class Values(GameBase):
     changes: int = 0
     #: Code outside the rules has read ``state`` and may have edited it (see decided).
     exposed: bool = False
-    #: Decisions that kept the remembered results (see decided).
-    kept_decisions: int = 0
+    #: Work of the runs whose results were kept since they were last counted (see decided).
+    kept_work: int = 0
 
     # Forgetting replaces a memo slot by the shared empty NO_MEMO and never empties the dict
     # in place: a copy made with its source's memos (Views.copy(memos=True)) shares the
@@ -66,7 +62,7 @@ class Values(GameBase):
         # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
         # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
         kept = 0
-        for i in self.rs.memo_constant:  # a loop, not sum() over a generator: this runs at every decision
+        for i in self.rs.memo_constant:  # a loop, not sum() over a generator: this runs often
             kept += len(memos[i])
         if kept > MAX_KEPT_RESULTS:
             self.forget_all()
@@ -86,9 +82,15 @@ class Values(GameBase):
         elif self.exposed:
             self.changed()
         else:
-            self.kept_decisions += 1
-            if self.kept_decisions % KEEP_CHECK == 0 and sum(map(len, self.memos)) > MAX_KEPT_RESULTS:
-                self.forget_all()  # kept results are bounded, checked now and then (see changed)
+            # Each result kept cost its run a call's work (CALL_WORK; an index, its zone's
+            # items), so no more than MAX_KEPT_RESULTS can have been added before the runs
+            # since the last count have done that much work: only then are they counted.
+            kept = self.kept_work + self.work
+            if kept > MAX_KEPT_RESULTS * CALL_WORK:
+                kept = 0
+                if sum(map(len, self.memos)) > MAX_KEPT_RESULTS:
+                    self.forget_all()
+            self.kept_work = kept
 
     def forget_all(self) -> None:
         """Forget every remembered function result: entities were made or destroyed (so

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import NO_MEMO, UMPIRE, copy_plain
+from ..model import MAX_KEPT_RESULTS, NO_MEMO, UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
 from .viewbytes import VIEW_HEAD, Layout, view_bytes
@@ -40,7 +40,7 @@ def copy_state(st: dict[str, Any], shared: bool = False, read_pending: bool = Fa
     deep copy made at the same time.
 
     ``shared``: share the entities' dicts and the zones' lists too — only for games that
-    copy one before changing it (see Game._writable_entity).
+    copy one before changing it (see game/board.py).
 
     ``read_pending``: share the pending decision's options too, for a copy whose next step is
     to make that decision (a bot's trial): making a choice or an action replaces the pending
@@ -255,8 +255,18 @@ class Views(GameBase):
     def _share_constants(self, game: Game) -> None:
         """Let a copy or a sample use the remembered results of constant functions (they read
         only fields no rule sets, the same in both games): a bot's look-ahead then does not
-        work out the map again. Neither game ever empties a shared dict (see forget_all)."""
-        mine, theirs = self.memos, game.memos
+        work out the map again. Neither game ever empties a shared dict (see forget_all).
+
+        This game's kept constant results are counted first, as ``changed`` counts them: a
+        bot's look-ahead adds to them through the samples, between this game's decisions."""
+        mine = self.memos
+        kept = 0
+        for i in self.rs.memo_constant:
+            kept += len(mine[i])
+        if kept > MAX_KEPT_RESULTS:
+            self.forget_all()
+            mine = self.memos
+        theirs = game.memos
         for i in self.rs.memo_constant:
             theirs[i] = mine[i]
 

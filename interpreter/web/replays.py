@@ -45,7 +45,7 @@ class Replay:
         if n >= self.total:
             return self.final
         start = n - n % EVERY
-        game = Game.resume(self.final.rs, copy_state(self.kept[start]))
+        game = Game.resume(self.final.rs, copy_state(self.kept[start]), owned=True)
         for entry in self.choices[start:n]:
             game.apply(entry["index"], entry["player"], entry.get("dice"), entry.get("salt"))
         return game
