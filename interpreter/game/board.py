@@ -265,14 +265,25 @@ class Board(GameBase):
         state = st["rng"]
         values: list[int] = []
         left = n
+        # rng.below(state, sides) inline (two calls less a die): its rejection limit, once
+        limit = (1 << 64) - ((1 << 64) % sides)
+        mask, gamma, mix1, mix2 = rng._MASK, rng.GAMMA, rng.MIX1, rng.MIX2
         while left > 0:
             if forced:
                 v = forced.pop(0)
                 if not 1 <= v <= sides:
                     raise RuleFault(f"forced die {v} is not a result of a d{sides}", loc)
+            elif sides <= 1:
+                v = 1  # below's answer without a draw
             else:
-                state, r = rng.below(state, sides)
-                v = r + 1
+                while True:  # rng.next_u64 until under the limit
+                    state = (state + gamma) & mask
+                    z = ((state ^ (state >> 30)) * mix1) & mask
+                    z = ((z ^ (z >> 27)) * mix2) & mask
+                    z ^= z >> 31
+                    if z < limit:
+                        break
+                v = z % sides + 1
             values.append(v)
             left -= 1
             if bonus is not None and v == bonus:
