@@ -91,7 +91,7 @@ class Board(GameBase):
             raise self.attr_fault(obj, name, loc)
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
-        self.changed_field(name)
+        self._forget(("field", name))  # changed_field, inline (a call less a field set)
         own = self._own_ents  # _writable_entity, inline: a field is set at almost every step
         if own is not None and obj not in own:
             e = self.ents[obj] = e.copy()
@@ -105,7 +105,7 @@ class Board(GameBase):
         e[name] = checked_int(cur + value if op == "+" else cur - value, loc)
 
     def _place(self, eid: str, key: str, top: bool) -> None:
-        self.changed_zones()
+        self._forget(("zones",))  # changed_zones, inline (a call less an entity moved)
         # _writable_entity and _writable_zone, inline: entities move at almost every step
         ents, zones = self.ents, self.zones
         e = ents[eid]
