@@ -8,6 +8,11 @@ tie saved games to CPython's implementation details).
 from __future__ import annotations
 
 _MASK = (1 << 64) - 1
+# SplitMix64's constants (the step, then the two mixing multipliers); Board.roll runs
+# next_u64 and below inline with them, for each die
+GAMMA = 0x9E3779B97F4A7C15
+MIX1 = 0xBF58476D1CE4E5B9
+MIX2 = 0x94D049BB133111EB
 
 
 def seed_state(seed: int | str) -> int:
@@ -22,10 +27,10 @@ def seed_state(seed: int | str) -> int:
 
 def next_u64(state: int) -> tuple[int, int]:
     """Return (new state, 64 random bits)."""
-    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    state = (state + GAMMA) & _MASK
     z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z = ((z ^ (z >> 30)) * MIX1) & _MASK
+    z = ((z ^ (z >> 27)) * MIX2) & _MASK
     return state, z ^ (z >> 31)
 
 

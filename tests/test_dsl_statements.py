@@ -168,6 +168,28 @@ def test_single_die_and_other_sides(tmp_path):
     assert len(b) == 3 and all(1 <= x <= 10 for x in b)
 
 
+def test_rolled_dice_are_the_generators_draws(tmp_path):
+    # Board.roll runs rng.below inline: the same faces and the same state after, for dice of
+    # 1, 6 and 1000 sides (a d1000's draws are rejected more often), bonus dice and forced dice
+    from interpreter import rng
+    game = program(tmp_path, "set out = 1", seed=7)
+    state = game.state["rng"]
+    game.state["forced_dice"] = [4, 6]
+    for n, sides, bonus in ((50, 6, None), (50, 1000, None), (3, 1, None), (40, 6, 6), (2, 6, None)):
+        faces: list[int] = []
+        left = n
+        while left > 0:
+            if game.state["forced_dice"] and len(faces) < 2 and sides == 6 and bonus is None:
+                faces.append(game.state["forced_dice"][len(faces)])
+            else:
+                state, r = rng.below(state, sides)
+                faces.append(r + 1)
+            left -= 1 if faces[-1] != bonus else 0
+        assert game.roll(n, sides, bonus, None) == faces
+        assert game.state["rng"] == state
+        game.state["forced_dice"] = []
+
+
 def test_forced_dice_must_fit_the_die(tmp_path):
     with pytest.raises(LudusError, match="forced die 7 is not a result of a d6"):
         program(tmp_path, "roll die as a", dice=[7])

@@ -135,8 +135,18 @@ class Expressions(Queries):
             if isinstance(part, str):
                 texts.append(self.k(part))
             else:
-                s, _ = self.expr(part, scope)
-                texts.append(f"g.label_of({{{len(parts)}}})")
+                s, pt = self.expr(part, scope)
+                i = len(parts)
+                # a local number or text (or enumeration value), the commonest parts, labelled
+                # as label_of would without its call: a number's digits, a text naming no entity
+                # as it is (any other value still label_of's)
+                if s.name is not None and pt == T.INT:
+                    texts.append(f"(str({{{i}}}) if {{{i}}}.__class__ is int else g.label_of({{{i}}}))")
+                elif s.name is not None and T.is_text(pt):
+                    texts.append(f"({{{i}}} if {{{i}}}.__class__ is str and {{{i}}} not in g.ents "
+                                 f"else g.label_of({{{i}}}))")
+                else:
+                    texts.append(f"g.label_of({{{i}}})")
                 parts.append(s)
         return self.src("_sz(" + " + ".join(texts or ["''"]) + ")", *parts, pos=n.pos), T.STR
 

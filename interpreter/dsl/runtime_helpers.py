@@ -174,7 +174,10 @@ def _step(g: Any, name: str, cur: Any, v: Any, op: str) -> Any:
     """``set NAME += v`` / ``-= v`` of a local or global that holds ``cur``."""
     if not isinstance(cur, int):
         raise RuleFault(f"cannot {'increase' if op == '+' else 'decrease'} '{name}': it is {g.label_of(cur)}")
-    return _ck(cur + v if op == "+" else cur - v)
+    v = cur + v if op == "+" else cur - v
+    if v.__class__ is int and not -MAX_INT <= v <= MAX_INT:  # _ck, inline (a call less a step)
+        raise int_fault(v, None)
+    return v
 
 
 def _fproc(g: Any, e: Any, field: str) -> str:

@@ -222,6 +222,9 @@ class Statements(Decisions, Modifying):
 
     def s_Log(self, s: A.Log, scope: Scope) -> Stmt:
         text = self.x.expr(s.text, scope)[0]
+        if s.to is None and isinstance(s.text, A.Str):
+            # a text (what a string gives) naming no entity is its own label: no label_of call
+            return self.do(s.pos, ("_t = ", text), ("g.narrate(_t if _t not in g.ents else g.label_of(_t))",))
         if s.to is None:
             return self.do(s.pos, ("g.narrate(g.label_of(", text, "))"))
         to, tt = self.x.expr(s.to, scope)

@@ -83,7 +83,7 @@ class Board(GameBase):
             raise self.attr_fault(obj, name, loc)
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
-        self.changed_field(name)
+        self._forget(("field", name))  # changed_field, inline (a call less a field set)
         own = self._own_ents  # an entity copied before its first change: a field is set at almost every step
         if own is not None and obj not in own:
             e = self.ents[obj] = e.copy()
@@ -97,7 +97,7 @@ class Board(GameBase):
         e[name] = checked_int(cur + value if op == "+" else cur - value, loc)
 
     def _place(self, eid: str, key: str, top: bool) -> None:
-        self.changed_zones()
+        self._forget(("zones",))  # changed_zones, inline (a call less an entity moved)
         # the entity and both zones copied before their first change (as _writable_zone does),
         # inline: entities move at almost every step
         ents, zones = self.ents, self.zones
@@ -258,14 +258,25 @@ class Board(GameBase):
         state = st["rng"]
         values: list[int] = []
         left = n
+        # rng.below(state, sides) inline (two calls less a die): its rejection limit, once
+        limit = (1 << 64) - ((1 << 64) % sides)
+        mask, gamma, mix1, mix2 = rng._MASK, rng.GAMMA, rng.MIX1, rng.MIX2
         while left > 0:
             if forced:
                 v = forced.pop(0)
                 if not 1 <= v <= sides:
                     raise RuleFault(f"forced die {v} is not a result of a d{sides}", loc)
+            elif sides <= 1:
+                v = 1  # below's answer without a draw
             else:
-                state, r = rng.below(state, sides)
-                v = r + 1
+                while True:  # rng.next_u64 until under the limit
+                    state = (state + gamma) & mask
+                    z = ((state ^ (state >> 30)) * mix1) & mask
+                    z = ((z ^ (z >> 27)) * mix2) & mask
+                    z ^= z >> 31
+                    if z < limit:
+                        break
+                v = z % sides + 1
             values.append(v)
             left -= 1
             if bonus is not None and v == bonus:
