@@ -33,7 +33,8 @@ The contract:
   a decision in play (``in_play``), with what the engine keeps from one decision to the next
   already made (the index of entities by kind, the results of functions that read only
   constant fields), as the reference gets its constants; every other remembered result is
-  forgotten, as at every decision;
+  forgotten (a game in play may still hold some whose inputs the last moves left alone, but
+  which depends on those moves: the case counts none);
 - tests/test_bench.py checks, on the benchmarked positions, on a few thousand positions of
   random games and on constructed battles random games rarely reach, that both sides agree
   exactly.
@@ -851,9 +852,9 @@ def isolated(rs: Ruleset, state: dict[str, Any], proc: str, args: dict[str, Any]
 def in_play(game: Game, player: str | None = None) -> Game:
     """``game`` as it stands at a decision in play (untimed): the engine's per-game index of
     entities by kind made, and, given the ``player`` whose menu is listed, the results of the
-    constant functions that listing reads (``changed()`` keeps those and forgets the rest, as
-    every ``apply`` does). A game made from a saved state has neither yet; a game in play made
-    them at its first decisions."""
+    constant functions that listing reads (``changed()`` keeps those and forgets the rest).
+    A game made from a saved state has neither yet; a game in play made them at its first
+    decisions."""
     game.kind_ids(PLAYER_KIND)
     if player is not None:
         game.action_options(player, GROUP)
