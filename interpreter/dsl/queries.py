@@ -50,19 +50,12 @@ class Queries(Operators):
             raise Abort
         inner = dict(scope)
         inner[q.var] = T.element(st)
-        parts = [self.seq(source, st, q.source.pos)]
-        text = f" for {local(q.var)} in _w(g, {{0}})"
+        parts = [self.items(q, source, st, scope)]
+        text = f" for {local(q.var)} in {{0}}"
         if q.where is not None:
-            where = self.want(q.where, inner, T.BOOL, "a 'where' condition")
-            key = self.lookup_key(q, st, scope)
-            if key is not None:  # only the items whose field is the value can pass (zoneindex.py)
-                field, value = key
-                self.indexed.add(field)
-                text = f" for {local(q.var)} in _ix(g, {{0}}, {self.k(field)}, {{1}})"
-                parts.append(value)
-            parts.append(where)
-            text += f" if {{{len(parts) - 1}}}"
-        bound_from = len(parts) - 1 if q.where is not None else 1  # the condition and head see the item
+            parts.append(self.want(q.where, inner, T.BOOL, "a 'where' condition"))
+            text += " if {1}"
+        bound_from = 1  # the condition and head see the item
         if q.head is not None:
             head, ht = self.expr(q.head, inner)
             text = f"[{{{len(parts)}}}" + text + "]"
@@ -80,12 +73,20 @@ class Queries(Operators):
         source, st = self.expr(q.source, scope)
         inner = dict(scope)
         inner[q.var] = T.element(st)
+        items = self.items(q, source, st, scope)
+        return items, self.want(q.where, inner, T.BOOL, "a 'where' condition")
+
+    def items(self, q: A.Query, source: Src, st: Type, scope: Scope) -> Src:
+        """What a query goes through: its list, each item counted as work (``_w``), or only the
+        items of a zone whose field is the value its condition starts by comparing with
+        (``_ix``: see lookup_key and zoneindex.py)."""
         seq = self.seq(source, st, q.source.pos)
-        where = self.want(q.where, inner, T.BOOL, "a 'where' condition")
         key = self.lookup_key(q, st, scope)
         if key is None:
-            return self.src("_w(g, {0})", seq, pos=q.pos), where
-        return self.src(f"_ix(g, {{0}}, {self.k(key[0])}, {{1}})", seq, key[1], pos=q.pos), where
+            return self.src("_w(g, {0})", seq, pos=q.pos)
+        field, value = key
+        self.indexed.add(field)
+        return self.src(f"_ix(g, {{0}}, {self.k(field)}, {{1}})", seq, value, pos=q.pos)
 
     def lookup_key(self, q: A.Query, st: Type, scope: Scope) -> tuple[str, Src] | None:
         """(FIELD, the source of v) when the query goes through a zone's items and its condition
