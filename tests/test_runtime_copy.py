@@ -143,3 +143,14 @@ def test_copies_and_undo_stay_exact_through_paused_loops_secret_choices_and_fail
     for copy, deep in held:
         assert copy == pickle.loads(deep)  # later play changed nothing inside an earlier copy
 
+
+def test_a_state_with_keys_of_its_own_is_copied_as_well():
+    # a state made by hand may lack a key or hold one the engine does not know (copied deeply)
+    game = Game.new(load_ruleset("dice_race"), 2, 1)
+    st = dict(game.state, notes={"seen": [[1, 2]]})
+    del st["result"]
+    copy = copy_state(st)
+    assert copy == st and "result" not in copy
+    copy["notes"]["seen"][0].append(3)
+    copy["stack"][-1]["locals"]["x"] = 1
+    assert st["notes"] == {"seen": [[1, 2]]} and "x" not in st["stack"][-1]["locals"]

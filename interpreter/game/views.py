@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 _copy = copy_plain
 
 
+# The keys of a game's state (docs/state.md); those holding a number are shared as they are.
+_KEYS = frozenset(("format", "ruleset", "seed", "players", "globals", "entities", "zones", "modifiers", "rng",
+                   "forced_dice", "next_id", "next_modifier", "stack", "pending", "result"))
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
 _SHALLOW_KEYS = ("entities", "zones", "globals", "modifiers", "players", "forced_dice", "ruleset")
 
@@ -46,6 +49,30 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
     ``shared``: share the entities' dicts and the zones' lists too — only for games that
     copy one before changing it (see game/board.py).
     """
+    if st.keys() != _KEYS:
+        return _copy_each(st, shared)
+    out = st.copy()  # the numbers as they are; every other value replaced below
+    if shared:
+        out["entities"] = st["entities"].copy()
+        out["zones"] = st["zones"].copy()
+    else:
+        out["entities"] = {k: v.copy() for k, v in st["entities"].items()}
+        out["zones"] = {k: v[:] for k, v in st["zones"].items()}
+    out["globals"] = st["globals"].copy()
+    out["modifiers"] = st["modifiers"].copy()
+    out["players"] = st["players"].copy()
+    out["forced_dice"] = st["forced_dice"].copy()
+    out["ruleset"] = st["ruleset"].copy()
+    out["stack"] = _frames(st["stack"])
+    out["pending"] = _pending(st["pending"])
+    result = st["result"]
+    if result is not None:
+        out["result"] = _copy(result)
+    return out
+
+
+def _copy_each(st: dict[str, Any], shared: bool) -> dict[str, Any]:
+    """copy_state of a state with keys missing or unknown (not a game's: made by hand)."""
     out: dict[str, Any] = {}
     for key, value in st.items():
         if key == "stack":
@@ -70,16 +97,17 @@ def _frames(stack: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     A frame changes in place when it runs or is answered (``fr['pc']`` and ``fr['locals']``
     set, a value bound in its locals by ``ret`` or a choice), and a loop whose body pauses
-    keeps its place in a list ``[items, index]`` under a key starting with '$' whose index
-    the generated code increases in place: these are copied. The items of such a place,
-    and every other value, no rule changes in place: they are shared."""
+    keeps its place in a list ``[items, index]`` of its locals (under '$<n>_VAR') whose index
+    the generated code increases in place: these are copied; every list of the locals is
+    (a shallow copy costs less than telling a loop's place from a value of the rules). The
+    items of a place, and every other value, no rule changes in place: they are shared."""
     out = []
     for fr in stack:
         f = fr.copy()
         L = fr["locals"]
         mine = f["locals"] = L.copy()
         for k, v in L.items():
-            if v.__class__ is list and k[:1] == "$":
+            if v.__class__ is list:
                 mine[k] = v[:]
         out.append(f)
     return out
