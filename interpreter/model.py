@@ -367,6 +367,10 @@ class Ruleset:
     # the same as numbers whose bits are slots (slot i: bit i), as Game.filled holds them
     memo_reader_bits: dict[tuple[str, ...], int] = field(default_factory=dict)
     memo_always_bits: int = 0
+    # those of the change of a field, by the field's name (the commonest change: no tuple
+    # to build and hash when one is set; see Board.set_field)
+    field_reader_bits: dict[str, int] = field(default_factory=dict)
+    field_pinned: dict[str, tuple[int, ...]] = field(default_factory=dict)
     memo_volatile_bits: int = 0
     # The memos a change of modifiers forgets (Game.changed): all but those of functions that
     # read only fields no rule sets (the map, printed values), which hold for the whole game.

@@ -80,3 +80,33 @@ def test_kept_results_are_bounded_over_a_game(tmp_path, monkeypatch):
         game.apply(0, "red")
         sizes.append(len(game.memos[0]))
     assert max(sizes) <= 3 and len(sizes) == 6  # one more result each decision, then started again
+
+
+def test_a_field_is_forgotten_by_its_name_as_its_change_is(tmp_path):
+    # Board.set_field forgets through field_reader_bits and field_pinned, not memo_reader_bits
+    # and memo_pinned: the two must name the same memos for every field
+    rs = load(tmp_path, {"rules.yaml": RULES})
+    fields = {fact[1] for fact in rs.memo_readers if fact[0] == "field"}
+    assert fields >= {"value", "score"}
+    assert rs.field_reader_bits == {f: rs.memo_reader_bits[("field", f)] for f in fields}
+    assert rs.field_pinned == {f: rs.memo_pinned[("field", f)] for f in fields if ("field", f) in rs.memo_pinned}
+    assert rs.field_pinned == {"value": (0,)}
+    game = Game.new(rs, 2, 1)
+    game.set_field("ace", "name", "Ace!", "=", None)  # a field no function reads forgets none of these
+    assert game.memos[0] == {(): 6} and game.memos[1] and game.filled == 1 << 1
+
+
+def test_a_field_increased_past_the_largest_number_fails_where_it_is_increased(tmp_path):
+    import pytest
+
+    from interpreter.model import MAX_INT, RuleFault
+
+    game = Game.new(load(tmp_path, {"rules.yaml": RULES}), 2, 1)
+    game.set_field("red", "score", MAX_INT - 1, "=", None)
+    game.set_field("red", "score", 1, "+", None)
+    assert game.ents["red"]["score"] == MAX_INT
+    with pytest.raises(RuleFault, match="number out of range"):
+        game.set_field("red", "score", 1, "+", None)
+    game.set_field("red", "score", -MAX_INT, "=", None)
+    with pytest.raises(RuleFault, match="number out of range"):
+        game.set_field("red", "score", 1, "-", None)

@@ -183,6 +183,8 @@ def memo_readers(rs: Ruleset, reads_of: dict[str, set[tuple[str, ...]]], index: 
     rs.memo_volatile_bits = _bits(rs.memo_volatile)
     rs.memo_pinned = {fact: tuple(sorted(ids & set(rs.memo_constant))) for fact, ids in rs.memo_readers.items()
                       if ids & set(rs.memo_constant)}
+    rs.field_reader_bits = {fact[1]: bits for fact, bits in rs.memo_reader_bits.items() if fact[0] == "field"}
+    rs.field_pinned = {fact[1]: ids for fact, ids in rs.memo_pinned.items() if fact[0] == "field"}
 
 
 def _bits(slots: Iterable[int]) -> int:

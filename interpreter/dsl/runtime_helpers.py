@@ -55,7 +55,6 @@ def _table1(g: Any, table: Any, kv: Any) -> Any:
         return _table(g, table, kv)
 
 
-_MISS = object()  # what a memo's get() answers when it holds no result: no rules value is this object
 
 
 def _index_of(s: Any, x: Any) -> int:
@@ -247,5 +246,5 @@ HELPERS: dict[str, Any] = {
     "_table": _table, "_table1": _table1, "_NONE1": (None,), "_index_of": _index_of, "_next_in": _next_in,
     "_span": _span, "_w": _w, "_ck": _ck, "_mul": _mul, "_sz": _sz, "_min": _min, "_cat": _cat,
     "_sorted": sorted_values, "_eq": equal_lists, "_subsets": _subsets, "_step": _step, "_fold": _fold, "_save": _save, "_fproc": _fproc,
-    "_captured": _captured, "_ix": _ix, "_NO_MEMO": NO_MEMO, "_MISS": _MISS, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
+    "_captured": _captured, "_ix": _ix, "_NO_MEMO": NO_MEMO, "_wf": _wf, "_deep": _deep, "_copy": copy_plain, "_E": {}, "RuleFault": RuleFault,
 }

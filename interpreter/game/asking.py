@@ -112,7 +112,9 @@ class Asking(GameBase):
         def label_of_choice(o: dict[str, Any]) -> str:
             L2 = dict(L)
             L2[var] = o["value"]
-            return self.label_of(label(self, L2))
+            t = label(self, L2)
+            # a text that names no entity is its own label (the commonest): no call
+            return t if t.__class__ is str and t not in self.ents else self.label_of(t)
         return label_of_choice
 
     def _check_player(self, player: Any, loc: Loc | None) -> str:

@@ -14,12 +14,14 @@ from typing import Any
 from .. import rng
 from ..diagnostics import Loc
 from ..model import (
+    MAX_INT,
     MAX_SIDES,
+    NO_MEMO,
     PLAYER_KIND,
     FieldDef,
     RuleFault,
-    checked_int,
     copy_plain,
+    int_fault,
     type_default,
 )
 from .base import GameBase
@@ -83,7 +85,24 @@ class Board(GameBase):
             raise self.attr_fault(obj, name, loc)
         if name not in e or name in ("kind", "zone"):
             raise RuleFault(f"{self.label_of(obj)} has no field '{name}' that can be set", loc)
-        self._forget(("field", name))  # changed_field, inline (a call less a field set)
+        # _forget(("field", name)), inline and by the field's name: a field is set at almost
+        # every step, and the call and the tuple built and hashed add up
+        self.changes += 1
+        rs = self.rs
+        filled = self.filled
+        if filled:
+            hit = filled & rs.field_reader_bits.get(name, rs.memo_always_bits)
+            if hit:
+                self.filled = filled ^ hit
+                memos = self.memos
+                while hit:
+                    low = hit & -hit
+                    memos[low.bit_length() - 1] = NO_MEMO
+                    hit ^= low
+        pinned = rs.field_pinned
+        if pinned and name in pinned:  # a field a constant function reads was set (by a caller: no rule sets it)
+            for i in pinned[name]:
+                self.memos[i] = NO_MEMO
         own = self._own_ents  # an entity copied before its first change: a field is set at almost every step
         if own is not None and obj not in own:
             e = self.ents[obj] = e.copy()
@@ -94,7 +113,10 @@ class Board(GameBase):
         cur = e[name]
         if not isinstance(cur, int) or isinstance(cur, bool):
             raise RuleFault(f"cannot change {self.label_of(obj)}.{name} by a number: it is {self.label_of(cur)}", loc)
-        e[name] = checked_int(cur + value if op == "+" else cur - value, loc)
+        v = cur + value if op == "+" else cur - value
+        if v.__class__ is int and not -MAX_INT <= v <= MAX_INT:  # checked_int, inline: a call a step
+            raise int_fault(v, loc)
+        e[name] = v
 
     def _place(self, eid: str, key: str, top: bool) -> None:
         self._forget(("zones",))  # changed_zones, inline (a call less an entity moved)

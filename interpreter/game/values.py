@@ -168,7 +168,9 @@ class Values(GameBase):
     def _label_of_many(self, v: list | dict) -> str:
         """A list's or map's label: its items' labels, counted as work and at most MAX_STR long."""
         self.spend(len(v))
-        parts = [self.label_of(x) for x in v] if isinstance(v, list) else \
+        label_of = self.label_of
+        # a number's label is its digits: no call for the commonest items (dice, counts)
+        parts = [str(x) if x.__class__ is int else label_of(x) for x in v] if isinstance(v, list) else \
             [f"{self.label_of(k)}: {self.label_of(x)}" for k, x in v.items()]
         size = sum(map(len, parts)) + 2 * len(parts)
         if size > MAX_STR:
