@@ -89,7 +89,9 @@ def test_ray_writes_the_files_of_the_local_pool(ray_instance, local_run, tmp_pat
     assert len((tmp_path / GAMES_JSONL).read_text().splitlines()) == GAMES
     summary = (local_run / SUMMARY_TXT).read_text()
     assert summary.rstrip("\n") in text  # the printed summary too
-    assert re.search(r"on Ray: 2 CPU\(s\) on 1 node\(s\), 1-\d+ game\(s\) per task", text)
+    # the first task plays one game, later ones as many as the time per game allows: on a
+    # loaded machine (a worker's first game, its ruleset loaded, over TASK_SECONDS) every one
+    assert re.search(r"on Ray: 2 CPU\(s\) on 1 node\(s\), 1(-\d+)? game\(s\) per task", text)
     info = json.loads((tmp_path / RUN_JSON).read_text())
     assert info["complete"] and info["reruns"] == 0 and info["workers"] == 2 and info["cluster"].startswith("Ray")
 
