@@ -110,3 +110,31 @@ def test_a_field_increased_past_the_largest_number_fails_where_it_is_increased(t
     game.set_field("red", "score", -MAX_INT, "=", None)
     with pytest.raises(RuleFault, match="number out of range"):
         game.set_field("red", "score", 1, "-", None)
+
+
+MIXED = """
+functions:
+  shown:
+    source: T 1
+    params: {x: any}
+    returns: str
+    expr: str(x)
+  both:
+    source: T 1
+    params: {x: any, y: int}
+    returns: str
+    expr: str(x) + str(y)
+procedures:
+  main:
+    source: T 2
+    do: |
+      choose z from [1] by players[0] prompt "{shown(1)} {shown(true)} {shown(0)} {shown(false)} {both(0, 1)} {both(false, 1)} {both([1], 2)}"
+"""
+
+
+def test_a_boolean_argument_never_finds_the_result_of_the_equal_number(tmp_path):
+    # in Python true == 1 (and hashes alike): a remembered f(1) must not answer f(true)
+    rs = load(tmp_path, {"rules.yaml": MIXED})
+    game = Game.new(rs, 2, 1)
+    assert game.pending["prompt"] == "1 true 0 false 01 false1 12"
+    assert rs.memo_count == 2  # both functions are remembered: the keys were what was tested

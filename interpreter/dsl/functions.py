@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 
 from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, Ruleset
-from .procwriter import function_source
+from .procwriter import function_source, mixed_params
 from .source import CodeGen, Src
 
 
@@ -51,7 +51,8 @@ def write_functions(gen: CodeGen, rs: Ruleset, functions: dict[str, tuple[Functi
     for name, (fdef, src) in functions.items():
         gen.lazy(twin[name], function_source(gen, twin[name], name, list(fdef.params), src, src.where,
                                              CALL_WORK, MAX_CALL_DEPTH if name in deep else None,
-                                             index.get(name), index.get(name) not in rs.memo_constant))
+                                             index.get(name), index.get(name) not in rs.memo_constant,
+                                             mixed_params(fdef.params)))
     return set(cheap)
 
 

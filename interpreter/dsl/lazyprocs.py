@@ -28,7 +28,7 @@ from ..model import CALL_WORK, MAX_CALL_DEPTH, FunctionDef, ModifierSite, Proced
 from .astmemo import AstMemo, memoized
 from .functions import CHEAP_STEPS, cost_facts, memo_index, memo_readers, recursive
 from .parser import parse_block, parse_expr
-from .procwriter import ProcWriter, callees, function_source, pauses_itself
+from .procwriter import ProcWriter, callees, function_source, mixed_params, pauses_itself
 from .source import Src
 from .statements import Statements
 
@@ -226,7 +226,7 @@ class LaterBodies:
             fdef = self.fpending[fname][0]
             return function_source(self.c.gen, self.c.gen.twin("F", fname), fname, list(fdef.params), src, src.where,
                                    CALL_WORK, MAX_CALL_DEPTH if deep else None, memo,
-                                   memo not in self.c.rs.memo_constant)()
+                                   memo not in self.c.rs.memo_constant, mixed_params(fdef.params))()
         return write
 
     def function_source(self, fname: str) -> Src:

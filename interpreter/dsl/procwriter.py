@@ -20,6 +20,7 @@ from typing import Any
 
 from .source import SAVE, SAVED_TABLE, CodeGen, Writer, local
 from .statements import Stmt
+from .types import ANY, BOOL, INT, Type
 
 
 def callees(stmts: list[Stmt]) -> set[str]:
@@ -281,8 +282,22 @@ class ProcWriter:
         self.block(body, depth + 1, loops + [it])
 
 
+def mixed_params(params: dict[str, Type]) -> frozenset[str]:
+    """The parameters that may hold a boolean in one call and a number in another (typed
+    ``int``, ``bool`` or ``any``: an ``any`` value passes the check for either)."""
+    return frozenset(p for p, t in params.items() if t in (INT, BOOL, ANY))
+
+
+def _key_part(name: str, mixed: frozenset[str]) -> str:
+    # true == 1 and false == 0 in Python, with equal hashes: a boolean goes into the key
+    # wrapped in a 1-tuple (no argument is a tuple), so f(true) never finds f(1)'s result
+    v = local(name)
+    return f"({v},) if {v}.__class__ is bool else {v}" if name in mixed else v
+
+
 def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], body: Any, at: Any,
-                    work: int, depth: int | None, memo: int | None, volatile: bool = True) -> Callable[[], Writer]:
+                    work: int, depth: int | None, memo: int | None, volatile: bool = True,
+                    mixed: frozenset[str] = frozenset()) -> Callable[[], Writer]:
     """The positional twin of a rules function, remembering results in the game's memo number
     ``memo`` (None: a function cheaper to run again than to look up is not remembered). A
     ``volatile`` memo (one a change of modifiers forgets) sets its bit in ``g.filled`` at its
@@ -290,7 +305,7 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
 
     A function that may run inside itself (functions.recursive) counts how deep calls nest,
     and fails, located, past ``depth``; any other (``depth`` None) nests no deeper than the
-    chain of distinct functions it calls, so it counts nothing."""
+    chain of distinct functions it calls, so it counts nothing. ``mixed``: see mixed_params."""
     def write() -> Writer:
         origin, line, col = at
         w = Writer(f"function {fname}", params, origin.locate(line, col))
@@ -302,7 +317,11 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         w.line(0, f"def {gname}(g{', ' if params else ''}{args}):")
         # one argument is its own key: a 1-tuple would be built and hashed at every call, and
         # two arguments are equal exactly when their 1-tuples are
-        w.line(1, f"key = {args}" if len(params) == 1 else f"key = ({args},)" if params else "key = ()")
+        parts = [_key_part(p, mixed) for p in params]
+        if len(params) == 1:
+            w.line(1, f"key = {parts[0]}")
+        else:
+            w.line(1, "key = (" + "".join(f"({part})," if " " in part else f"{part}," for part in parts) + ")")
         w.line(1, f"memo = g.memos[{memo}]")
         # 'in', then memo[key] if there: about half the calls of a hot function miss (the memo
         # is forgotten at a change), and a miss then costs one lookup and no call (get() is a

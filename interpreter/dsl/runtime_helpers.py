@@ -55,8 +55,6 @@ def _table1(g: Any, table: Any, kv: Any) -> Any:
         return _table(g, table, kv)
 
 
-
-
 def _index_of(s: Any, x: Any) -> int:
     return s.index(x) if x in s else -1
 

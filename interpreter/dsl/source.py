@@ -325,7 +325,7 @@ class CodeGen:
 SAVE = "_save(fr, locals())"
 SAVED_TABLE = "_SV_"
 
-_BUILTINS = ("len", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
+_BUILTINS = ("len", "bool", "list", "sorted", "reversed", "dict", "sum", "min", "max", "any", "all", "abs", "type", "str",
              "isinstance", "int", "locals", "Exception", "KeyError", "TypeError", "ValueError", "IndexError",
              "AttributeError", "RecursionError", "MemoryError", "ZeroDivisionError", "NameError")
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 _copy = copy_plain
 
 
-# The keys of a game's state (docs/state.md); those holding a number are shared as they are.
+# The keys of a game's state (docs/state.md); those holding a scalar are shared as they are.
 _KEYS = frozenset(("format", "ruleset", "seed", "players", "globals", "entities", "zones", "modifiers", "rng",
                    "forced_dice", "next_id", "next_modifier", "stack", "pending", "result"))
 _SCALAR_KEYS = ("format", "seed", "rng", "next_id", "next_modifier")
@@ -44,14 +44,15 @@ def copy_state(st: dict[str, Any], shared: bool = False) -> dict[str, Any]:
     dict of locals, and its loops' places. The pending decision is shared but for a secret
     decision's answers (see ``_pending``). Anything unknown is copied deeply.
     tests/test_runtime_copy.py plays games checking that a copy stays equal to a deep copy
-    made at the same time.
+    made at the same time. Code outside the runtime that edits a copy must likewise replace
+    values, not change a frame's values or the pending options in place.
 
     ``shared``: share the entities' dicts and the zones' lists too — only for games that
     copy one before changing it (see game/board.py).
     """
     if st.keys() != _KEYS:
         return _copy_each(st, shared)
-    out = st.copy()  # the numbers as they are; every other value replaced below
+    out = st.copy()  # the scalars as they are; every other value replaced below
     if shared:
         out["entities"] = st["entities"].copy()
         out["zones"] = st["zones"].copy()
