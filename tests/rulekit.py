@@ -136,6 +136,7 @@ def memos_true(game: Game, functions: dict[int, tuple[Any, int]]) -> int:
         fn, n = functions[i]
         for key, value in list(game.memos[i].items()):
             args = () if n == 0 else (key,) if n == 1 else key
+            args = tuple(a[0] if a.__class__ is tuple else a for a in args)  # a boolean goes in a 1-tuple
             fresh = game.copy()
             fresh.forget_all()  # a copy shares the constant results: this one has none
             assert fn(fresh, *args) == value, (i, key)
