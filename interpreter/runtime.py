@@ -85,8 +85,9 @@ class Game(Machine, Board, Choices, Asking, Modifiers, Views, Values):
         self._kind_index: dict[str, list[str]] | None = None
         # Results of functions (pure: they read only their arguments and the state), one dict
         # per remembering function (and one for indexes of zones), each forgotten when
-        # something it reads changes (see Values). A game starts with none (copies are made by the thousand for bots): each slot holds
-        # the shared NO_MEMO, never written, until the function remembers a first result.
+        # something it reads changes (see Values). A game starts with none (copies are made by
+        # the thousand for bots): each slot holds the shared NO_MEMO, never written, until the
+        # function remembers a first result.
         self.memos: list[dict[Any, Any]] = [NO_MEMO] * self.rs.memo_count
         self.filled = 0  # bit i: volatile memo slot i may hold a dict; forgetting looks at these alone
         # Copy on write: the entities (by id) and zones (by key) whose dict or list this

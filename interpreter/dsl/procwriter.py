@@ -292,7 +292,7 @@ def _key_part(name: str, mixed: frozenset[str]) -> str:
     # true == 1 and false == 0 in Python, with equal hashes: a boolean goes into the key
     # wrapped in a 1-tuple (no argument is a tuple), so f(true) never finds f(1)'s result
     v = local(name)
-    return f"({v},) if {v}.__class__ is bool else {v}" if name in mixed else v
+    return f"(({v},) if {v}.__class__ is bool else {v})" if name in mixed else v
 
 
 def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], body: Any, at: Any,
@@ -318,10 +318,7 @@ def function_source(gen: CodeGen, gname: str, fname: str, params: list[str], bod
         # one argument is its own key: a 1-tuple would be built and hashed at every call, and
         # two arguments are equal exactly when their 1-tuples are
         parts = [_key_part(p, mixed) for p in params]
-        if len(params) == 1:
-            w.line(1, f"key = {parts[0]}")
-        else:
-            w.line(1, "key = (" + "".join(f"({part})," if " " in part else f"{part}," for part in parts) + ")")
+        w.line(1, f"key = {parts[0]}" if len(parts) == 1 else "key = (" + "".join(p + ", " for p in parts) + ")")
         w.line(1, f"memo = g.memos[{memo}]")
         # 'in', then memo[key] if there: about half the calls of a hot function miss (the memo
         # is forgotten at a change), and a miss then costs one lookup and no call (get() is a

@@ -25,6 +25,7 @@ from ..model import (
     type_default,
 )
 from .base import GameBase
+from .values import drop_slots
 
 _ID = re.compile(r"[a-z][a-z0-9_]*\Z")  # with match(): the whole id ('$' also passes "x\n")
 _EMPTY: list = []
@@ -94,11 +95,7 @@ class Board(GameBase):
             hit = filled & rs.field_reader_bits.get(name, rs.memo_always_bits)
             if hit:
                 self.filled = filled ^ hit
-                memos = self.memos
-                while hit:
-                    low = hit & -hit
-                    memos[low.bit_length() - 1] = NO_MEMO
-                    hit ^= low
+                drop_slots(self.memos, hit)
         pinned = rs.field_pinned
         if pinned and name in pinned:  # a field a constant function reads was set (by a caller: no rule sets it)
             for i in pinned[name]:

@@ -15,6 +15,14 @@ from .base import GameBase
 from .viewbytes import forget_view_parts
 
 
+def drop_slots(memos: list[dict[Any, Any]], bits: int) -> None:
+    """Forget the memo slots whose bits are set in ``bits`` (slot i: bit i, as Game.filled)."""
+    while bits:
+        low = bits & -bits
+        memos[low.bit_length() - 1] = NO_MEMO
+        bits ^= low
+
+
 class Values(GameBase):
     """Labels, fields and indexes of values, functions and their memo, narration."""
 
@@ -51,16 +59,18 @@ class Values(GameBase):
         :meth:`forget_all`.
         """
         self.changes += 1
-        memos = self.memos
         filled = self.filled
         if filled:
             self.filled = 0
-            while filled:
-                low = filled & -filled
-                memos[low.bit_length() - 1] = NO_MEMO
-                filled ^= low
-        # kept results are bounded like the others (a call's work each, model.CALL_WORK), but
-        # over a whole game rather than one decision: past MAX_KEPT_RESULTS they start again
+            drop_slots(self.memos, filled)
+        self.bound_constants()
+
+    def bound_constants(self) -> None:
+        """Forget every result if the constant functions' kept ones are past MAX_KEPT_RESULTS.
+
+        Kept results are bounded like the others (a call's work each, model.CALL_WORK), but
+        over a whole game rather than one decision: past the bound they start again."""
+        memos = self.memos
         kept = 0
         for i in self.rs.memo_constant:  # a loop, not sum() over a generator: this runs often
             kept += len(memos[i])
@@ -107,7 +117,7 @@ class Values(GameBase):
 
     def changed_field(self, name: str) -> None:
         """Forget the results of the functions that read a field called ``name`` (or that read
-        anything; see dsl/compiler._memo_readers)."""
+        anything; see dsl/functions.memo_readers)."""
         self._forget(("field", name))
 
     def changed_glob(self, name: str) -> None:
@@ -127,11 +137,7 @@ class Values(GameBase):
             hit = filled & self.rs.memo_reader_bits.get(fact, self.rs.memo_always_bits)
             if hit:
                 self.filled = filled ^ hit
-                memos = self.memos
-                while hit:
-                    low = hit & -hit
-                    memos[low.bit_length() - 1] = NO_MEMO
-                    hit ^= low
+                drop_slots(self.memos, hit)
         pinned = self.rs.memo_pinned
         if pinned:  # a field a constant function reads was set (by a caller: no rule sets it)
             for i in pinned.get(fact, ()):

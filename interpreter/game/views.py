@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import rng
 from ..diagnostics import Diagnostic, Loc, LudusError
-from ..model import MAX_KEPT_RESULTS, NO_MEMO, UMPIRE, copy_plain
+from ..model import NO_MEMO, UMPIRE, copy_plain
 from .base import GameBase
 from .fog import Sight
 from .viewbytes import VIEW_HEAD, Layout, view_bytes
@@ -323,14 +323,8 @@ class Views(GameBase):
 
         This game's kept constant results are counted first, as ``changed`` counts them: a
         bot's look-ahead adds to them through the samples, between this game's decisions."""
-        mine = self.memos
-        kept = 0
-        for i in self.rs.memo_constant:
-            kept += len(mine[i])
-        if kept > MAX_KEPT_RESULTS:
-            self.forget_all()
-            mine = self.memos
-        theirs = game.memos
+        self.bound_constants()
+        mine, theirs = self.memos, game.memos
         for i in self.rs.memo_constant:
             theirs[i] = mine[i]
 
